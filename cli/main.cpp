@@ -1,0 +1,180 @@
+// trainfit: predicts the per-GPU HBM of one LLM training step and the fewest GPUs at which it fits.
+// Exit codes: 0 fits, 1 does not fit, 2 bad input or usage.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "render.h"
+#include "request_options.h"
+#include "trainfit/catalog.h"
+#include "trainfit/estimate.h"
+#include "trainfit/json.h"
+
+namespace po = boost::program_options;
+using namespace trainfit;
+
+namespace {
+
+enum Exit { kFits = 0, kOom = 1, kBadInput = 2 };
+
+const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus"};
+
+void usage(std::ostream& out) {
+  out << "usage: trainfit <command> [options]\n\n"
+         "commands:\n"
+         "  estimate   per-GPU memory of one training step, with breakdown, verdict and advice\n"
+         "  min-gpus   the fewest GPUs at which the step fits\n"
+         "  sweep      per-GPU memory against GPU count and sequence length (48 points each)\n"
+         "  models     the model catalog\n"
+         "  gpus       the GPU catalog\n\n"
+         "'trainfit <command> --help' lists a command's options. --version prints the version.\n"
+         "Exit codes: 0 fits, 1 does not fit, 2 bad input or usage.\n"
+         "Example: trainfit estimate --model llama3-70b --gpus 8 --gpu h100 --seq 8192 --zero 3 --recompute full\n";
+}
+
+int bad_input(const std::string& message) {
+  std::cerr << "trainfit: " << message << "\n";
+  return kBadInput;
+}
+
+std::string host_name() {
+  char buffer[256] = {0};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "localhost";
+  return buffer;
+}
+
+// Parses argv for one command; returns false (and sets *exit_code) when done.
+bool parse(int argc, char** argv, po::options_description& visible, const po::options_description& hidden,
+           po::variables_map& vm, int* exit_code) {
+  po::options_description all;
+  all.add(visible).add(hidden);
+  try {
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(argc, argv).options(all).style(style).run(), vm);
+    po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    std::string name = e.get_option_name();
+    while (!name.empty() && name[0] == '-') name.erase(0, 1);
+    std::vector<std::string> flags;
+    for (const auto& option : visible.options()) flags.push_back(option->long_name());
+    const std::string hint = did_you_mean(name, flags);
+    *exit_code = bad_input("unknown option '--" + name + "'" + (hint.empty() ? "" : " (did you mean '--" + hint + "'?)") +
+                           "; see 'trainfit " + argv[0] + " --help'");
+    return false;
+  } catch (const po::error& e) {
+    *exit_code = bad_input(e.what());
+    return false;
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: trainfit " << argv[0] << " [options]\n\n" << visible << "\n";
+    *exit_code = kFits;
+    return false;
+  }
+  return true;
+}
+
+int run_request_command(const std::string& command, int argc, char** argv) {
+  po::options_description visible("options");
+  po::options_description hidden;
+  visible.add_options()("help,h", "show this help");
+  if (command != "min-gpus") {
+    visible.add_options()("format", po::value<std::string>()->default_value("table"),
+                          command == "sweep" ? "table|csv|json" : "table|json|csv");
+  }
+  if (command == "sweep") {
+    visible.add_options()("over", po::value<std::string>()->default_value("both"), "gpus|seq|both");
+  }
+  cli::add_request_options(visible, hidden);
+  po::variables_map vm;
+  int exit_code = kFits;
+  if (!parse(argc, argv, visible, hidden, vm, &exit_code)) return exit_code;
+
+  const std::string format = vm.count("format") ? vm["format"].as<std::string>() : "table";
+  if (format != "table" && format != "json" && format != "csv") {
+    return bad_input("format='" + format + "' is not valid; accepted: table|json|csv");
+  }
+  const std::string over = vm.count("over") ? vm["over"].as<std::string>() : "both";
+  if (over != "gpus" && over != "seq" && over != "both") {
+    return bad_input("over='" + over + "' is not valid; accepted: gpus|seq|both");
+  }
+
+  Result<Request> request = cli::request_from_options(vm);
+  if (!request) return bad_input(request.error().message);
+  const auto start = std::chrono::steady_clock::now();
+  ResponseOptions options;
+  options.profiles = command != "min-gpus" && (command == "sweep" || format == "json");
+  Result<Response> response = respond(request.value(), options);
+  if (!response) return bad_input(response.error().message);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const Response& r = response.value();
+
+  if (command == "min-gpus") {
+    if (r.min_gpus.gpus > 0) {
+      std::cout << r.min_gpus.gpus << "\n";
+      return kFits;
+    }
+    std::cout << "none\n";
+    std::cerr << "trainfit: no GPU count fits: " << r.min_gpus.reason << "\n";
+    return kOom;
+  }
+  if (format == "json") {
+    std::cout << response_to_json(r, {host_name(), ms}, 2) << "\n";
+  } else if (command == "sweep") {
+    if (format == "csv") cli::print_sweep_csv(std::cout, r, over != "seq", over != "gpus");
+    else cli::print_sweep_table(std::cout, r, over != "seq", over != "gpus");
+  } else if (format == "csv") {
+    cli::print_estimate_csv(std::cout, r);
+  } else {
+    cli::print_estimate_table(std::cout, r);
+  }
+  return r.breakdown.fits ? kFits : kOom;
+}
+
+int run_catalog_command(const std::string& command, int argc, char** argv) {
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "format", po::value<std::string>()->default_value("table"), "table|json");
+  po::variables_map vm;
+  int exit_code = kFits;
+  if (!parse(argc, argv, visible, po::options_description(), vm, &exit_code)) return exit_code;
+  const std::string format = vm["format"].as<std::string>();
+  if (format != "table" && format != "json") return bad_input("format='" + format + "' is not valid; accepted: table|json");
+  if (command == "models") cli::print_models(std::cout, format == "json");
+  else cli::print_gpus(std::cout, format == "json");
+  return kFits;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 2) {
+      usage(std::cerr);
+      return kBadInput;
+    }
+    const std::string command = argv[1];
+    if (command == "--help" || command == "-h" || command == "help") {
+      usage(std::cout);
+      return kFits;
+    }
+    if (command == "--version" || command == "version") {
+      std::cout << "trainfit " << TRAINFIT_VERSION << "\n";
+      return kFits;
+    }
+    if (command == "models" || command == "gpus") return run_catalog_command(command, argc - 1, argv + 1);
+    if (command == "estimate" || command == "min-gpus" || command == "sweep") {
+      return run_request_command(command, argc - 1, argv + 1);
+    }
+    std::vector<std::string> commands(std::begin(kCommands), std::end(kCommands));
+    const std::string hint = did_you_mean(command, commands);
+    return bad_input("unknown command '" + command + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                     "; see 'trainfit --help'");
+  } catch (const std::exception& e) {
+    std::cerr << "trainfit: internal error: " << e.what() << "\n";
+    return kBadInput;
+  }
+}

@@ -1,0 +1,17 @@
+// Human and machine renderings of responses and catalogs for the CLI.
+#pragma once
+
+#include <ostream>
+
+#include "trainfit/estimate.h"
+
+namespace trainfit::cli {
+
+void print_estimate_table(std::ostream& out, const Response& r);
+void print_estimate_csv(std::ostream& out, const Response& r);
+void print_sweep_table(std::ostream& out, const Response& r, bool gpus, bool seq);
+void print_sweep_csv(std::ostream& out, const Response& r, bool gpus, bool seq);
+void print_models(std::ostream& out, bool json);
+void print_gpus(std::ostream& out, bool json);
+
+}  // namespace trainfit::cli

@@ -1,0 +1,99 @@
+// The resolved configuration: every number concrete, every choice an enum.
+// resolve() turns a Request into a Config (defaults, presets, validation);
+// the estimator core only ever sees a Config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainfit/error.h"
+#include "trainfit/export.h"
+#include "trainfit/request.h"
+
+namespace trainfit {
+
+enum class Mlp { kSwiGlu, kGelu };
+enum class Norm { kRmsNorm, kLayerNorm };
+enum class Bias { kNone, kQkv, kAll };
+enum class Precision { kFp32, kBf16, kBf16Amp, kFp16Amp, kFp8 };
+enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor, kLion };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Attention { kEager, kFlash };
+enum class Loss { kStandard, kChunked, kFused };
+enum class Sharding { kZero, kFsdpFull, kFsdpGradOp, kFsdpHybrid };
+
+struct Geometry {
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t ffn = 0;
+  int64_t vocab = 0;
+  bool tied = false;
+  Mlp mlp = Mlp::kSwiGlu;
+  Norm norm = Norm::kRmsNorm;
+  Bias bias = Bias::kNone;
+  int64_t learned_positions = 0;  // rows of a learned position table (GPT); 0 = RoPE
+  bool dropout = false;           // GPT/Megatron-style dropout masks saved for backward
+  int64_t experts = 0;            // 0 = dense
+  int64_t top_k = 0;
+  int64_t moe_ffn = 0;
+  double params_override = 0;     // model_params_b given: the authoritative total count
+};
+
+struct Config {
+  Geometry geo;
+  std::string model_name;   // catalog name or "" for a custom geometry
+  // Step shape
+  int64_t num_gpus = 1;
+  int64_t micro_batch = 1;
+  int64_t seq_length = 4096;
+  int64_t num_microbatches = 1;  // micro-batches per step (gradient accumulation / pipeline)
+  // Numerics
+  Precision precision = Precision::kBf16Amp;
+  Optimizer optimizer = Optimizer::kAdamW;
+  bool fp32_grads = false;
+  // Activations
+  Recompute recompute = Recompute::kNone;
+  Attention attention = Attention::kFlash;
+  bool logits_fp32 = false;
+  Loss loss = Loss::kStandard;
+  // Parallelism
+  int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
+  bool sp = false;
+  Sharding sharding = Sharding::kZero;
+  int zero_stage = 0;
+  int64_t gpus_per_node = 0;  // 0 = not given
+  // Hardware
+  std::string gpu_name;
+  double capacity_bytes = 0;
+  bool offload_optimizer = false;
+  bool offload_params = false;
+  bool runtime_overhead = true;
+
+  int64_t model_parallel() const { return tp * pp * cp; }
+  int64_t data_parallel() const { return num_gpus / (tp * pp * cp); }
+};
+
+struct Resolved {
+  Config config;
+  std::vector<std::string> assumptions;  // defaults filled in, in words
+};
+
+TRAINFIT_API Result<Resolved> resolve(const Request& request);
+
+// Checks the divisibility rules that depend on num_gpus / seq_length, which
+// min-GPU search and sweeps vary. Returns "" when valid, else the reason.
+TRAINFIT_API std::string layout_problem(const Config& config);
+
+TRAINFIT_API const char* to_string(Precision value);
+TRAINFIT_API const char* to_string(Optimizer value);
+TRAINFIT_API const char* to_string(Recompute value);
+TRAINFIT_API const char* to_string(Attention value);
+TRAINFIT_API const char* to_string(Loss value);
+TRAINFIT_API const char* to_string(Sharding value);
+TRAINFIT_API const char* to_string(Mlp value);
+TRAINFIT_API const char* to_string(Norm value);
+
+}  // namespace trainfit

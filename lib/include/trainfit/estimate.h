@@ -1,0 +1,155 @@
+// The estimator: per-GPU HBM of one training step, min_gpus_to_fit, sweeps, advice.
+// All byte figures are bytes; GiB conversion happens only at the edges.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainfit/config.h"
+#include "trainfit/export.h"
+
+namespace trainfit {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct ParamCounts {
+  double total = 0;       // whole model
+  double embedding = 0;   // input embedding (+ learned positions)
+  double lm_head = 0;     // 0 when tied
+  double per_layer = 0;   // one transformer layer (dense part + router)
+  double per_layer_experts = 0;  // routed experts of one layer
+  double final_norm = 0;
+};
+
+// Model states on one GPU, by kind (bytes).
+struct ModelStates {
+  double weights = 0;
+  double grads = 0;
+  double master = 0;     // fp32 master copy held by the optimizer
+  double optimizer = 0;  // optimizer moments
+  double total() const { return weights + grads + master + optimizer; }
+};
+
+// Saved-for-backward activations on one GPU (bytes).
+struct Activations {
+  double per_layer = 0;        // one layer, one micro-batch, as stored under the recompute mode
+  double inflight_layers = 0;  // layer-micro-batches held on this stage (PP factor included)
+  double layers = 0;           // per_layer * inflight_layers
+  double embedding = 0;        // token ids and embedding output saved on the first stage
+  double logits_loss = 0;      // saved logits / log-softmax on the last stage
+  double weight_cache = 0;     // autocast / FP8 low-precision weight copies saved for backward
+  double total() const { return layers + embedding + logits_loss + weight_cache; }
+};
+
+// Short-lived buffers, each live in one phase only (bytes).
+struct Transients {
+  double fsdp_units_fwd = 0;    // unsharded ZeRO-3/FSDP units in forward (current + prefetch)
+  double fsdp_units_bwd = 0;    // ... in backward, with their unsharded grads
+  double recompute = 0;         // one layer rematerialized in backward
+  double layer_backward = 0;    // gradient buffers of the layer being back-propagated
+  double loss_forward = 0;      // logits alive together with the loss' output
+  double loss_backward = 0;     // gradient of the logits
+  double comm_buckets = 0;      // gradient reduce buckets (backward)
+  double optimizer_step = 0;    // optimizer temporaries + param all-gather bucket
+  double context_parallel = 0;  // ring-attention KV exchange buffers
+};
+
+struct Overheads {
+  double cuda_context = 0;
+  double nccl = 0;
+  double allocator = 0;
+  double total() const { return cuda_context + nccl + allocator; }
+};
+
+// One pipeline stage's memory (the first and last stages differ).
+struct StageMemory {
+  double params = 0;          // parameters this GPU holds before ZeRO/FSDP sharding
+  ModelStates states;
+  Activations activations;
+  Transients transients;
+  double forward_peak = 0;    // tensor bytes, peak of the forward phase
+  double backward_peak = 0;
+  double optimizer_peak = 0;
+  double tensor_peak = 0;     // max of the three phases
+  const char* peak_phase = "backward";
+};
+
+struct Breakdown {
+  ParamCounts params;
+  double params_on_gpu = 0;          // parameters held (before sharding) by the critical rank
+  double bytes_per_param = 0;        // model-state bytes per parameter, unsharded
+  double model_states_unsharded = 0; // whole model on one device
+  StageMemory stage;                 // the critical pipeline stage
+  const char* critical_stage = "only";
+  int64_t shard_group = 1;           // ZeRO/FSDP sharding degree of dense params
+  Overheads overheads;
+  double host_offload_per_gpu = 0;   // host RAM needed per GPU for offload
+  double per_gpu_total = 0;          // predicted peak incl. overheads
+  double capacity = 0;
+  bool fits = false;
+};
+
+TRAINFIT_API ParamCounts count_parameters(const Geometry& geometry);
+
+// The core: pure arithmetic on a valid Config, no allocation.
+TRAINFIT_API Breakdown estimate(const Config& config);
+
+struct MinGpus {
+  int64_t gpus = 0;      // 0 = none
+  std::string reason;    // why none, when gpus == 0
+};
+
+// Smallest GPU count at which the step fits, respecting tp*pp*cp, ep and gpus_per_node.
+TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config);
+
+struct GpuPoint {
+  int64_t num_gpus;
+  double per_gpu_gb, model_state_gb, activation_gb;
+  bool fits;
+};
+struct SeqPoint {
+  int64_t seq_length;
+  double per_gpu_gb, activation_gb;
+  bool fits;
+};
+
+constexpr int kProfilePoints = 48;
+
+TRAINFIT_API std::vector<GpuPoint> sweep_gpus(const Config& config, int points = kProfilePoints);
+TRAINFIT_API std::vector<SeqPoint> sweep_seq(const Config& config, int points = kProfilePoints);
+
+struct Advice {
+  std::string change;     // e.g. "--recompute=full"
+  std::string field;      // request field it sets
+  std::string value;      // new value, as text
+  double per_gpu_gb = 0;  // predicted peak with the change
+  bool fits = false;
+};
+
+// The cheapest changes that make a step fit (those that fit first), each with its prediction.
+TRAINFIT_API std::vector<Advice> advise(const Config& config);
+
+struct Response {
+  Resolved resolved;
+  Breakdown breakdown;
+  MinGpus min_gpus;
+  std::vector<GpuPoint> mem_vs_gpus;
+  std::vector<SeqPoint> mem_vs_seq;
+  std::vector<Advice> advice;
+  int64_t global_batch = 0;
+};
+
+struct ResponseOptions {
+  bool profiles = true;
+  bool advice = true;
+};
+
+// Everything the API returns, from a Request.
+TRAINFIT_API Result<Response> respond(const Request& request, ResponseOptions options = {});
+TRAINFIT_API Response respond(const Resolved& resolved, ResponseOptions options = {});
+
+// One line a user reads at a glance.
+TRAINFIT_API std::string verdict(const Response& response);
+
+}  // namespace trainfit

@@ -1,0 +1,101 @@
+// The request: the seed simulator's fields plus trainfit's extensions.
+// Every field is optional here; resolve() (config.h) fills defaults and validates.
+// Field names are an API contract shared by the JSON API, the CLI and the Slurm plugins.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainfit/error.h"
+#include "trainfit/export.h"
+
+namespace trainfit {
+
+struct Request {
+  // --- the seed's fields ---
+  std::optional<double> model_params_b;
+  std::optional<int64_t> num_gpus;
+  std::optional<double> gpu_memory_gb;
+  std::optional<int64_t> micro_batch;
+  std::optional<int64_t> seq_length;
+  std::optional<int64_t> num_layers;
+  std::optional<int64_t> hidden_dim;
+  std::optional<int64_t> precision_bits;
+  std::optional<int64_t> zero_stage;
+  std::optional<int64_t> grad_ckpt;
+  // --- geometry ---
+  std::optional<std::string> model;
+  std::optional<int64_t> num_heads;
+  std::optional<int64_t> num_kv_heads;
+  std::optional<int64_t> ffn_hidden;
+  std::optional<int64_t> vocab_size;
+  std::optional<bool> tied_embeddings;
+  std::optional<std::string> mlp;
+  std::optional<std::string> norm;
+  std::optional<bool> dropout;
+  std::optional<std::string> bias;
+  std::optional<int64_t> learned_positions;
+  std::optional<int64_t> num_experts;
+  std::optional<int64_t> experts_per_token;
+  std::optional<int64_t> moe_ffn_hidden;
+  // --- numerics ---
+  std::optional<std::string> precision;
+  std::optional<std::string> optimizer;
+  std::optional<bool> fp32_grads;
+  // --- activations ---
+  std::optional<std::string> recompute;
+  std::optional<std::string> attention;
+  std::optional<bool> logits_fp32;
+  std::optional<std::string> loss;
+  // --- parallelism ---
+  std::optional<int64_t> tensor_parallel;
+  std::optional<int64_t> pipeline_parallel;
+  std::optional<int64_t> virtual_pipeline;
+  std::optional<bool> sequence_parallel;
+  std::optional<int64_t> context_parallel;
+  std::optional<int64_t> expert_parallel;
+  std::optional<int64_t> num_microbatches;
+  std::optional<std::string> sharding;
+  std::optional<int64_t> gpus_per_node;
+  // --- hardware ---
+  std::optional<std::string> gpu;
+  std::optional<bool> offload_optimizer;
+  std::optional<bool> offload_params;
+  std::optional<bool> runtime_overhead;
+};
+
+enum class FieldKind { kInt, kNumber, kBool, kString };
+
+// One row per request field: the single table behind JSON parsing,
+// CLI flags and the Slurm annotations.
+struct FieldSpec {
+  const char* name;     // JSON name, e.g. "seq_length"
+  const char* flag;     // CLI long flag without dashes, e.g. "seq"
+  FieldKind kind;
+  const char* accepted; // what is accepted, for help and errors
+  const char* help;
+};
+
+TRAINFIT_API const std::vector<FieldSpec>& request_fields();
+
+// Finds a field by JSON name or CLI flag; nullptr if none.
+TRAINFIT_API const FieldSpec* find_field(const std::string& name_or_flag);
+
+// Sets one field from text ("8", "true", "bf16"), as the CLI and key=value
+// annotations give it. Errors name the field and what is accepted.
+TRAINFIT_API Result<bool> set_field_from_text(Request& request, const std::string& name_or_flag,
+                                              const std::string& text);
+
+// Parses "key=value[,key=value...]" (keys: JSON names or CLI flags).
+TRAINFIT_API Result<bool> apply_key_values(Request& request, const std::string& spec,
+                                           char separator = ',');
+
+struct Geometry;
+
+// Sets every geometry field of a request from a geometry (e.g. read from a
+// Hugging Face config.json); fields set afterwards still override it.
+TRAINFIT_API void set_geometry(Request& request, const Geometry& geometry);
+
+}  // namespace trainfit

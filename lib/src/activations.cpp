@@ -1,0 +1,124 @@
+// Activations saved for backward, per layer and per pipeline stage.
+// Base: Korthikanti et al. 2022 (arXiv 2205.05198) section 4, Table 2:
+// sbh(34 + 5as/h) per GPT layer, split into a replicated part (10) and a
+// TP-split part (24/t). Generalized here tensor by tensor to GQA, SwiGLU,
+// RMSNorm, no-dropout models, flash attention and context parallelism
+// (shared/notes/memory-model.md section 1.6).
+#include <algorithm>
+#include <cmath>
+
+#include "model.h"
+
+namespace trainfit::model {
+namespace {
+
+double norm_stats_bytes(const Config& c) {
+  // fp32 statistics saved by the norm: rstd (RMSNorm) or mean + rstd (LayerNorm).
+  return c.geo.norm == Norm::kLayerNorm ? 8.0 : 4.0;
+}
+
+// Saved activations of one MLP / MoE block per token, excluding its input.
+double mlp_bytes_per_token(const Config& c) {
+  const Geometry& g = c.geo;
+  const double A = act_bytes(c), Ain = gemm_input_bytes(c);
+  const double t = static_cast<double>(c.tp);
+  // GeLU: fc1 output (GeLU input) + GeLU output (fc2 input): Korthikanti's 8sbh + 8sbh at F = 4h.
+  // SwiGLU unfused (HF LlamaMLP): gate out, SiLU out, up out, product (down input): 8sbF at 2 bytes.
+  auto dense = [&](double ffn) {
+    return g.mlp == Mlp::kGelu ? (A + Ain) * ffn / t : (3.0 * A + Ain) * ffn / t;
+  };
+  if (g.experts == 0) return dense(static_cast<double>(g.ffn));
+  // MoE (llm-analysis MoE activations; Megatron-LM#1784): fp32 router probabilities,
+  // k dispatched copies of each token (expert input), the expert MLP for k tokens,
+  // and k expert outputs kept for the weighted combine.
+  const double h = static_cast<double>(g.hidden), k = static_cast<double>(g.top_k);
+  return 4.0 * static_cast<double>(g.experts) + k * Ain * h + k * dense(static_cast<double>(g.moe_ffn)) + k * A * h;
+}
+
+}  // namespace
+
+double core_attention_bytes(const Config& c) {
+  if (c.attention == Attention::kFlash) return 0.0;
+  const Geometry& g = c.geo;
+  const double A = act_bytes(c);
+  // Score-shaped elements on this GPU: (a/t) heads x b x (s/cp) queries x s keys.
+  const double scores = static_cast<double>(g.heads) / static_cast<double>(c.tp) * tokens(c) *
+                        static_cast<double>(c.seq_length);
+  if (g.dropout) return (A + 1.0 + A) * scores;  // softmax out, dropout mask, dropout out: 5as^2b
+  // HF eager attention: softmax(dtype=float32) saves its fp32 output, and the
+  // probabilities cast back to the compute dtype are saved by the P@V matmul.
+  return (4.0 + (A < 4.0 ? A : 0.0)) * scores;
+}
+
+double layer_bytes(const Config& c, Recompute mode) {
+  const Geometry& g = c.geo;
+  const double T = tokens(c);
+  const double h = static_cast<double>(g.hidden);
+  const double t = static_cast<double>(c.tp), r = sp_divisor(c);
+  const double A = act_bytes(c), Ain = gemm_input_bytes(c), R = residual_bytes(c);
+  if (mode == Recompute::kFull) return R * T * h / r;  // only the layer input (Korthikanti: 2sbh, /t with SP)
+
+  const double d = h / static_cast<double>(g.heads);
+  const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * d;  // K/V width on this rank
+  const double mask = g.dropout ? 1.0 : 0.0;                             // 1-byte dropout masks
+  // Replicated region (split by t only with sequence parallelism):
+  // two norm inputs + stats, QKV input and MLP input (norm outputs), two dropout masks.
+  double bytes = (2.0 * (R * h + norm_stats_bytes(c)) + 2.0 * Ain * h + 2.0 * mask * h) * T / r;
+  // TP region: Q and K after RoPE, V, the output-projection input.
+  bytes += (A * h / t + A * kv + A * kv + Ain * h / t) * T;
+  // Flash attention keeps only the fp32 log-sum-exp per head (FlashAttention-2, arXiv 2307.08691).
+  if (c.attention == Attention::kFlash) bytes += 4.0 * static_cast<double>(g.heads) / t * T;
+  if (mode == Recompute::kNone) bytes += core_attention_bytes(c);  // selective drops exactly this
+  bytes += mlp_bytes_per_token(c) * T;
+  return bytes;
+}
+
+Activations stage_activations(const Config& c, const StageParams& p) {
+  Activations a;
+  const double T = tokens(c), h = static_cast<double>(c.geo.hidden);
+  const double t = static_cast<double>(c.tp), r = sp_divisor(c);
+  const double pp = static_cast<double>(c.pp), m = static_cast<double>(c.num_microbatches);
+  // 1F1B: stage k holds min(m, p - k) micro-batches; the first stage p of them
+  // (L/p layers each = L layers' worth), the last stage one. Interleaving with v
+  // chunks multiplies the first stage by 1 + (p-1)/(p v) (Korthikanti section 4.2.3).
+  double in_flight = 1.0;
+  if (c.pp > 1 && p.first) {
+    in_flight = std::min(m, pp);
+    if (c.vpp > 1) in_flight *= 1.0 + (pp - 1.0) / (pp * static_cast<double>(c.vpp));
+  }
+  a.per_layer = layer_bytes(c, c.recompute);
+  a.inflight_layers = static_cast<double>(p.layers) * in_flight;
+  a.layers = a.per_layer * a.inflight_layers;
+  if (p.first) {
+    // Token ids (int64, Megatron: 8sbp) and the embedding dropout mask (sbhp/t).
+    a.embedding = (8.0 * T + (c.geo.dropout ? T * h / r : 0.0)) * std::min(m, pp);
+  }
+  if (p.last) {
+    const double V = static_cast<double>(c.geo.vocab) / t;  // vocab-parallel logits
+    const double A = act_bytes(c), Ain = gemm_input_bytes(c), R = residual_bytes(c);
+    // Final norm input + LM-head input (Korthikanti: 4sbh/t with SP).
+    a.logits_loss = (R * h + norm_stats_bytes(c) + Ain * h) * T / r;
+    const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
+    switch (c.loss) {
+      case Loss::kStandard:  // log_softmax saves its output: Korthikanti's fp32 logits 4sbV/t
+        a.logits_loss += softmax_bytes * T * V;
+        break;
+      case Loss::kChunked:  // per-chunk upcast + recompute: only the low-precision logits stay
+        a.logits_loss += A * T * V;
+        break;
+      case Loss::kFused:  // fused linear-CE (Liger FLCE): the gradient of the hidden states
+        a.logits_loss += A * T * h / r;
+        break;
+    }
+  }
+  // Low-precision weight copies saved by the matmuls for backward: torch.autocast
+  // casts fp32 weights once per forward; Transformer Engine keeps FP8 weight copies.
+  // Under ZeRO-3/FSDP the units arrive already cast (counted as transients instead).
+  if (!weights_sharded(c)) {
+    if (c.precision == Precision::kBf16Amp) a.weight_cache = 2.0 * p.linear;
+    if (c.precision == Precision::kFp8) a.weight_cache = 1.0 * p.linear;
+  }
+  return a;
+}
+
+}  // namespace trainfit::model

@@ -1,0 +1,66 @@
+// The peak: model states resident, plus the maximum over the forward, backward
+// and optimizer-step phases of what each phase adds, on the critical pipeline
+// stage, plus runtime overheads (notes section 5; AgileRL PR #635 phase-wise peak).
+#include <algorithm>
+
+#include "model.h"
+
+namespace trainfit {
+namespace {
+
+StageMemory stage_memory(const Config& c, bool first, bool last, double* host) {
+  const model::StageParams p = model::stage_params(c, first, last);
+  StageMemory s;
+  s.params = p.dense + p.experts;
+  s.states = model::gpu_states(c, p, host);
+  s.activations = model::stage_activations(c, p);
+  s.transients = model::stage_transients(c, p);
+  const Transients& x = s.transients;
+  const double resident = s.states.total();
+  const double saved = s.activations.total();
+  s.forward_peak = resident + saved + x.fsdp_units_fwd + x.loss_forward + x.context_parallel;
+  // The loss backward runs before any layer's; a layer's recompute + gradients after it.
+  s.backward_peak = resident + saved + x.fsdp_units_bwd + x.comm_buckets + x.context_parallel +
+                    std::max(x.loss_backward, x.recompute + x.layer_backward);
+  s.optimizer_peak = resident + x.optimizer_step;  // activations are freed by then
+  s.tensor_peak = std::max({s.forward_peak, s.backward_peak, s.optimizer_peak});
+  s.peak_phase = s.tensor_peak == s.backward_peak ? "backward"
+                 : s.tensor_peak == s.forward_peak ? "forward"
+                                                   : "optimizer";
+  return s;
+}
+
+}  // namespace
+
+Breakdown estimate(const Config& c) {
+  Breakdown b;
+  b.params = count_parameters(c.geo);
+  if (c.geo.params_override > 0) b.params.total = c.geo.params_override;
+  const model::StateBytes per_param = model::state_bytes(c);
+  b.bytes_per_param = per_param.total();
+  b.model_states_unsharded = b.bytes_per_param * b.params.total;
+  b.shard_group = model::dense_shard_group(c);
+  b.capacity = c.capacity_bytes;
+
+  double host = 0;
+  if (c.pp == 1) {
+    b.stage = stage_memory(c, true, true, &host);
+    b.critical_stage = "only";
+  } else {
+    double host_last = 0;
+    const StageMemory first = stage_memory(c, true, false, &host);
+    const StageMemory last = stage_memory(c, false, true, &host_last);
+    const bool last_wins = last.tensor_peak > first.tensor_peak;
+    b.stage = last_wins ? last : first;
+    b.critical_stage = last_wins ? "last" : "first";
+    if (last_wins) host = host_last;
+  }
+  b.params_on_gpu = b.stage.params;
+  b.host_offload_per_gpu = host;
+  b.overheads = model::overheads(c, b.stage.tensor_peak);
+  b.per_gpu_total = b.stage.tensor_peak + b.overheads.total();
+  b.fits = b.per_gpu_total <= b.capacity;
+  return b;
+}
+
+}  // namespace trainfit

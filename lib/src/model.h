@@ -1,0 +1,55 @@
+// Internal interfaces between the estimator's parts; one concern per file.
+#pragma once
+
+#include "trainfit/config.h"
+#include "trainfit/estimate.h"
+
+namespace trainfit::model {
+
+// Parameters one GPU of a pipeline stage holds before ZeRO/FSDP sharding (parameters.cpp).
+struct StageParams {
+  double dense = 0;         // TP-sharded + replicated parameters
+  double experts = 0;       // routed-expert parameters (divided by EP and TP)
+  double linear = 0;        // weights that enter a matmul (autocast/FP8 copies)
+  double largest_unit = 0;  // largest FSDP/ZeRO-3 unit: one layer, or the (un)embedding
+  int64_t layers = 0;       // transformer layers on this stage
+  bool first = true, last = true;
+};
+StageParams stage_params(const Config& c, bool first, bool last);
+
+// Bytes per parameter of each model-state kind, unsharded (model_states.cpp).
+struct StateBytes {
+  double weight = 0, grad = 0, master = 0, optimizer = 0;
+  double total() const { return weight + grad + master + optimizer; }
+};
+StateBytes state_bytes(const Config& c);
+int64_t dense_shard_group(const Config& c);
+int64_t expert_shard_group(const Config& c);
+bool weights_sharded(const Config& c);
+// Model states on the GPU; *host gets what offload moves to host RAM.
+ModelStates gpu_states(const Config& c, const StageParams& p, double* host);
+
+// Saved activations (activations.cpp).
+double layer_bytes(const Config& c, Recompute mode);  // one layer, one micro-batch
+double core_attention_bytes(const Config& c);          // eager s^2 terms of one layer
+Activations stage_activations(const Config& c, const StageParams& p);
+
+// Phase-local buffers and fixed overheads (transients.cpp, overheads.cpp).
+Transients stage_transients(const Config& c, const StageParams& p);
+Overheads overheads(const Config& c, double tensor_peak);
+
+// Bytes per activation element: fp32 runs store 4, the rest 2 (FP8 GEMM inputs: 1).
+inline double act_bytes(const Config& c) { return c.precision == Precision::kFp32 ? 4.0 : 2.0; }
+inline double gemm_input_bytes(const Config& c) { return c.precision == Precision::kFp8 ? 1.0 : act_bytes(c); }
+// The residual stream: fp32 when parameters are fp32 (autocast leaves adds and norms in fp32).
+inline double residual_bytes(const Config& c) {
+  return (c.precision == Precision::kFp32 || c.precision == Precision::kBf16Amp) ? 4.0 : act_bytes(c);
+}
+// Tokens of one micro-batch on one GPU (context parallelism splits the sequence).
+inline double tokens(const Config& c) {
+  return static_cast<double>(c.micro_batch) * static_cast<double>(c.seq_length / c.cp);
+}
+// Divisor of tensors in the "replicated" region: sequence parallelism splits them by t.
+inline double sp_divisor(const Config& c) { return c.sp ? static_cast<double>(c.tp) : 1.0; }
+
+}  // namespace trainfit::model

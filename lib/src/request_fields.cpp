@@ -1,0 +1,190 @@
+// The request field table and text -> field conversion, shared by the JSON
+// parser, the CLI flags and the Slurm annotations (key=value).
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "text.h"
+#include "trainfit/catalog.h"
+#include "trainfit/config.h"
+#include "trainfit/request.h"
+
+namespace trainfit {
+namespace {
+
+using Member = std::variant<std::optional<int64_t> Request::*, std::optional<double> Request::*,
+                            std::optional<bool> Request::*, std::optional<std::string> Request::*>;
+
+struct Row {
+  FieldSpec spec;
+  Member member;
+};
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table = {
+      // seed
+      {{"model_params_b", "params-b", FieldKind::kNumber, "number > 0 (billions)", "total parameters, in billions (overrides the geometry's count)"}, &Request::model_params_b},
+      {{"num_gpus", "gpus", FieldKind::kInt, "integer >= 1", "GPUs in the job"}, &Request::num_gpus},
+      {{"gpu_memory_gb", "gpu-memory-gb", FieldKind::kNumber, "number > 0 (GiB)", "usable HBM per GPU in GiB (overrides --gpu)"}, &Request::gpu_memory_gb},
+      {{"micro_batch", "micro-batch", FieldKind::kInt, "integer >= 1", "sequences per micro-batch per data-parallel rank"}, &Request::micro_batch},
+      {{"seq_length", "seq", FieldKind::kInt, "integer >= 1", "tokens per sequence"}, &Request::seq_length},
+      {{"num_layers", "layers", FieldKind::kInt, "integer >= 1", "transformer layers"}, &Request::num_layers},
+      {{"hidden_dim", "hidden", FieldKind::kInt, "integer >= 1", "hidden size"}, &Request::hidden_dim},
+      {{"precision_bits", "precision-bits", FieldKind::kInt, "8|16|32", "seed precision: 16 = 16-bit weights+grads with fp32 master (fp16-amp), 32 = fp32, 8 = fp8"}, &Request::precision_bits},
+      {{"zero_stage", "zero", FieldKind::kInt, "0|1|2|3", "ZeRO stage"}, &Request::zero_stage},
+      {{"grad_ckpt", "grad-ckpt", FieldKind::kInt, "0|1", "activation checkpointing (1 = full recompute)"}, &Request::grad_ckpt},
+      // geometry
+      {{"model", "model", FieldKind::kString, "a catalog name (trainfit models)", "model preset; fills the geometry"}, &Request::model},
+      {{"num_heads", "heads", FieldKind::kInt, "integer >= 1 dividing hidden_dim", "attention heads"}, &Request::num_heads},
+      {{"num_kv_heads", "kv-heads", FieldKind::kInt, "integer >= 1 dividing num_heads", "key/value heads (GQA)"}, &Request::num_kv_heads},
+      {{"ffn_hidden", "ffn", FieldKind::kInt, "integer >= 1", "MLP intermediate size"}, &Request::ffn_hidden},
+      {{"vocab_size", "vocab", FieldKind::kInt, "integer >= 1", "vocabulary size"}, &Request::vocab_size},
+      {{"tied_embeddings", "tied-embeddings", FieldKind::kBool, "true|false", "input embedding shared with the LM head"}, &Request::tied_embeddings},
+      {{"mlp", "mlp", FieldKind::kString, "swiglu|gelu", "MLP type"}, &Request::mlp},
+      {{"norm", "norm", FieldKind::kString, "rmsnorm|layernorm", "normalization layer"}, &Request::norm},
+      {{"dropout", "dropout", FieldKind::kBool, "true|false", "dropout masks saved for backward (GPT/Megatron style)"}, &Request::dropout},
+      {{"bias", "bias", FieldKind::kString, "none|qkv|all", "linear-layer biases (qkv: Qwen2; all: GPT)"}, &Request::bias},
+      {{"learned_positions", "learned-positions", FieldKind::kInt, "integer >= 0", "rows of a learned position table (GPT; 0 = RoPE)"}, &Request::learned_positions},
+      {{"num_experts", "experts", FieldKind::kInt, "integer >= 0", "MoE routed experts (0 = dense)"}, &Request::num_experts},
+      {{"experts_per_token", "experts-per-token", FieldKind::kInt, "integer >= 1 and <= num_experts", "MoE top-k"}, &Request::experts_per_token},
+      {{"moe_ffn_hidden", "moe-ffn", FieldKind::kInt, "integer >= 1", "expert MLP intermediate size"}, &Request::moe_ffn_hidden},
+      // numerics
+      {{"precision", "precision", FieldKind::kString, "fp32|bf16|bf16-amp|fp16-amp|fp8", "numerics regime"}, &Request::precision},
+      {{"optimizer", "optimizer", FieldKind::kString, "adamw|adamw-8bit|sgd|adafactor|lion", "optimizer"}, &Request::optimizer},
+      {{"fp32_grads", "fp32-grads", FieldKind::kBool, "true|false", "fp32 gradient buffers (Megatron main_grad / DeepSpeed): 18 B/param AMP Adam"}, &Request::fp32_grads},
+      // activations
+      {{"recompute", "recompute", FieldKind::kString, "none|selective|full", "activation recomputation"}, &Request::recompute},
+      {{"attention", "attention", FieldKind::kString, "eager|flash", "attention kernel"}, &Request::attention},
+      {{"logits_fp32", "logits-fp32", FieldKind::kBool, "true|false", "logits upcast to fp32 for the loss"}, &Request::logits_fp32},
+      {{"loss", "loss", FieldKind::kString, "standard|chunked|fused", "cross-entropy implementation"}, &Request::loss},
+      // parallelism
+      {{"tensor_parallel", "tp", FieldKind::kInt, "integer >= 1 dividing num_heads", "tensor-parallel size"}, &Request::tensor_parallel},
+      {{"pipeline_parallel", "pp", FieldKind::kInt, "integer >= 1 and <= num_layers", "pipeline-parallel size"}, &Request::pipeline_parallel},
+      {{"virtual_pipeline", "vpp", FieldKind::kInt, "integer >= 1", "interleaved pipeline chunks per stage"}, &Request::virtual_pipeline},
+      {{"sequence_parallel", "sp", FieldKind::kBool, "true|false", "Megatron sequence parallelism (with TP)"}, &Request::sequence_parallel},
+      {{"context_parallel", "cp", FieldKind::kInt, "integer >= 1 dividing seq_length", "context-parallel size"}, &Request::context_parallel},
+      {{"expert_parallel", "ep", FieldKind::kInt, "integer >= 1 dividing num_experts", "expert-parallel size"}, &Request::expert_parallel},
+      {{"num_microbatches", "microbatches", FieldKind::kInt, "integer >= 1", "micro-batches per step (gradient accumulation / pipeline)"}, &Request::num_microbatches},
+      {{"sharding", "sharding", FieldKind::kString, "zero|fsdp-full|fsdp-grad-op|fsdp-hybrid", "sharding implementation"}, &Request::sharding},
+      {{"gpus_per_node", "gpus-per-node", FieldKind::kInt, "integer >= 1", "GPUs per node (min_gpus_to_fit uses whole nodes beyond one)"}, &Request::gpus_per_node},
+      // hardware
+      {{"gpu", "gpu", FieldKind::kString, "a catalog name (trainfit gpus)", "GPU type; sets the capacity"}, &Request::gpu},
+      {{"offload_optimizer", "offload-optimizer", FieldKind::kBool, "true|false", "optimizer states and master weights in host RAM"}, &Request::offload_optimizer},
+      {{"offload_params", "offload-params", FieldKind::kBool, "true|false", "parameters in host RAM (ZeRO-3/FSDP only)"}, &Request::offload_params},
+      {{"runtime_overhead", "runtime-overhead", FieldKind::kBool, "true|false", "count CUDA context, NCCL buffers and allocator reserve"}, &Request::runtime_overhead},
+  };
+  return table;
+}
+
+const Row* find_row(const std::string& key) {
+  for (const Row& row : rows()) {
+    if (key == row.spec.name || key == row.spec.flag) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<FieldSpec>& request_fields() {
+  static const std::vector<FieldSpec> specs = [] {
+    std::vector<FieldSpec> out;
+    for (const Row& row : rows()) out.push_back(row.spec);
+    return out;
+  }();
+  return specs;
+}
+
+const FieldSpec* find_field(const std::string& name_or_flag) {
+  const Row* row = find_row(name_or_flag);
+  return row ? &row->spec : nullptr;
+}
+
+Error unknown_field_error(const std::string& key) {
+  std::vector<std::string> names;
+  std::string list;
+  for (const Row& row : rows()) {
+    names.push_back(row.spec.name);
+    list += list.empty() ? "" : ", ";
+    list += row.spec.name;
+  }
+  std::string hint = did_you_mean(key, names);
+  return make_error(ErrorCode::kUnknownField, key,
+                    "unknown field '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                        "; known fields: " + list);
+}
+
+Result<bool> set_field_from_text(Request& request, const std::string& key, const std::string& raw) {
+  const Row* row = find_row(key);
+  if (row == nullptr) return unknown_field_error(key);
+  const FieldSpec& spec = row->spec;
+  const std::string text = trim(raw);
+  auto bad = [&]() {
+    return make_error(ErrorCode::kInvalidValue, spec.name,
+                      std::string(spec.name) + "='" + text + "' is not valid; accepted: " + spec.accepted);
+  };
+  switch (spec.kind) {
+    case FieldKind::kInt: {
+      int64_t value = 0;
+      if (!parse_int(text, &value)) return bad();
+      request.*std::get<std::optional<int64_t> Request::*>(row->member) = value;
+      return true;
+    }
+    case FieldKind::kNumber: {
+      double value = 0;
+      if (!parse_number(text, &value)) return bad();
+      request.*std::get<std::optional<double> Request::*>(row->member) = value;
+      return true;
+    }
+    case FieldKind::kBool: {
+      bool value = false;
+      if (!parse_bool(text, &value)) return bad();
+      request.*std::get<std::optional<bool> Request::*>(row->member) = value;
+      return true;
+    }
+    case FieldKind::kString:
+      if (text.empty()) return bad();
+      request.*std::get<std::optional<std::string> Request::*>(row->member) = text;
+      return true;
+  }
+  return bad();
+}
+
+void set_geometry(Request& request, const Geometry& g) {
+  request.num_layers = g.layers;
+  request.hidden_dim = g.hidden;
+  request.num_heads = g.heads;
+  request.num_kv_heads = g.kv_heads;
+  request.ffn_hidden = g.ffn;
+  request.vocab_size = g.vocab;
+  request.tied_embeddings = g.tied;
+  request.mlp = to_string(g.mlp);
+  request.norm = to_string(g.norm);
+  request.bias = g.bias == Bias::kAll ? "all" : g.bias == Bias::kQkv ? "qkv" : "none";
+  request.learned_positions = g.learned_positions;
+  request.dropout = g.dropout;
+  request.num_experts = g.experts;
+  if (g.experts > 0) {
+    request.experts_per_token = g.top_k;
+    request.moe_ffn_hidden = g.moe_ffn;
+  }
+}
+
+Result<bool> apply_key_values(Request& request, const std::string& spec, char separator) {
+  for (const std::string& item : split(spec, separator)) {
+    const std::string entry = trim(item);
+    if (entry.empty()) continue;
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos) {
+      return make_error(ErrorCode::kMalformed, entry,
+                        "'" + entry + "' is not key=value; expected e.g. seq_length=8192");
+    }
+    Result<bool> set = set_field_from_text(request, trim(entry.substr(0, eq)), entry.substr(eq + 1));
+    if (!set) return set.error();
+  }
+  return true;
+}
+
+}  // namespace trainfit

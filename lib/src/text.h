@@ -1,0 +1,21 @@
+// Small, strict text helpers (no locale, no exceptions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainfit/error.h"
+
+namespace trainfit {
+
+std::string trim(const std::string& text);
+std::string lower(std::string text);
+std::vector<std::string> split(const std::string& text, char separator);
+bool parse_int(const std::string& text, int64_t* out);    // whole string, base 10
+bool parse_number(const std::string& text, double* out);  // whole string, finite
+bool parse_bool(const std::string& text, bool* out);      // true/false/1/0/yes/no/on/off
+std::string format_gib(double bytes);                     // "79.6"
+Error unknown_field_error(const std::string& key);
+
+}  // namespace trainfit

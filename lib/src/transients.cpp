@@ -1,0 +1,121 @@
+// Buffers that live in one phase only: unsharded FSDP/ZeRO-3 units,
+// recompute working sets, gradient buffers, loss buffers, communication
+// buckets and optimizer-step temporaries.
+#include <algorithm>
+#include <cmath>
+
+#include "model.h"
+
+namespace trainfit::model {
+
+Transients stage_transients(const Config& c, const StageParams& p) {
+  Transients x;
+  const Geometry& g = c.geo;
+  const StateBytes b = state_bytes(c);
+  const double T = tokens(c), h = static_cast<double>(g.hidden);
+  const double t = static_cast<double>(c.tp), r = sp_divisor(c);
+  const double A = act_bytes(c), R = residual_bytes(c);
+  // Unsharded compute dtype: fp32 runs gather fp32, everything else 16-bit
+  // (FSDP MixedPrecision param_dtype=bf16; DeepSpeed fp16 partitions).
+  const double gathered = c.precision == Precision::kFp32 ? 4.0 : 2.0;
+
+  if (c.zero_stage == 3 && c.sharding != Sharding::kFsdpGradOp) {
+    // Current unit + one prefetched unit; backward adds the current unit's
+    // unsharded gradient before reduce-scatter (DeepSpeed estimate_zero3: 4 B x
+    // largest layer; llm-analysis max(fwd_prefetch, bwd_prefetch)).
+    x.fsdp_units_fwd = 2.0 * gathered * p.largest_unit;
+    x.fsdp_units_bwd = 2.0 * gathered * p.largest_unit + b.grad * p.largest_unit;
+  } else if (c.sharding == Sharding::kFsdpGradOp) {
+    // SHARD_GRAD_OP: parameters stay unsharded from forward through backward.
+    const double all = p.dense + p.experts;
+    x.fsdp_units_fwd = gathered * all;
+    x.fsdp_units_bwd = gathered * all + b.grad * p.largest_unit;
+  }
+
+  // Backward of one layer: its rematerialized activations (full: the whole layer;
+  // selective: the core attention), plus gradient buffers: the gradients of the
+  // layer's input and output, the widest intermediate gradients (two F-wide for
+  // a gated MLP), and for eager attention the score gradients. [derived]
+  const double layer_full = layer_bytes(c, Recompute::kNone);
+  if (c.recompute == Recompute::kFull) x.recompute = layer_full;
+  if (c.recompute == Recompute::kSelective) x.recompute = core_attention_bytes(c);
+  const double ffn = g.experts > 0 ? static_cast<double>(g.top_k * g.moe_ffn) : static_cast<double>(g.ffn);
+  x.layer_backward = 2.0 * R * T * h / r + 2.0 * A * T * ffn / t;
+  if (c.attention == Attention::kEager) {
+    x.layer_backward += 4.0 * static_cast<double>(g.heads) / t * T * static_cast<double>(c.seq_length);
+  }
+
+  if (p.last) {
+    const double V = static_cast<double>(g.vocab) / t;
+    const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
+    // Fused linear-CE chunk: next_pow2(ceil(BT / ceil(V/h))) tokens (Liger FLCE).
+    const double chunk_tokens = std::min(T, std::exp2(std::ceil(std::log2(std::ceil(T / std::ceil(V / h))))));
+    switch (c.loss) {
+      case Loss::kStandard:
+        // Forward: the logits (and their fp32 upcast) beside log_softmax's output.
+        // Backward: nll_loss's dense gradient and log_softmax_backward's output
+        // beside the saved output (litgpt PR #2311: aten::_log_softmax + backward buffers).
+        x.loss_forward = A * T * V + (c.logits_fp32 && A < 4.0 ? 4.0 * T * V : 0.0);
+        x.loss_backward = 2.0 * softmax_bytes * T * V;
+        break;
+      case Loss::kChunked:  // one of 8 chunks at a time (torchtune CEWithChunkedOutputLoss: 8)
+        x.loss_forward = 2.0 * 4.0 * T * V / 8.0;
+        x.loss_backward = 3.0 * 4.0 * T * V / 8.0;
+        break;
+      case Loss::kFused:
+        x.loss_forward = 2.0 * 4.0 * chunk_tokens * V;
+        x.loss_backward = 0.0;
+        break;
+    }
+  }
+
+  // Gradient communication buckets.
+  const bool data_parallel = c.num_gpus / (c.tp * c.pp) > 1;
+  if (data_parallel && c.zero_stage == 0) {
+    x.comm_buckets = 2.0 * 25.0 * 1024 * 1024;  // torch DDP bucket_cap_mb=25, two in flight
+  }
+  double allgather_bucket = 0;
+  if (data_parallel && c.sharding == Sharding::kZero && (c.zero_stage == 1 || c.zero_stage == 2)) {
+    // DeepSpeed defaults reduce_bucket_size = allgather_bucket_size = 5e8 elements
+    // (deepspeed/runtime/zero/config.py), capped by the model's own size.
+    const double elements = std::min(5e8, p.dense + p.experts);
+    x.comm_buckets = elements * b.grad;
+    allgather_bucket = elements * b.weight;
+  }
+
+  // Optimizer step: foreach AdamW materializes one temporary per parameter
+  // (torch/optim/adamw.py _multi_tensor: exp_avg_sq_sqrt), and a 16-bit-grad
+  // regime upcasts gradients to fp32 (ZeRO section 3.2 "fused fp32 buffer").
+  if (!c.offload_optimizer && c.optimizer != Optimizer::kAdamW8bit) {
+    const double owned = (p.dense / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1)) +
+                         (p.experts / static_cast<double>(c.zero_stage >= 1 ? expert_shard_group(c) : 1));
+    const double state = c.precision == Precision::kBf16 ? 2.0 : 4.0;
+    x.optimizer_step = owned * (state + (b.master > 0 && b.grad < 4.0 ? 4.0 : 0.0));
+  }
+  x.optimizer_step += allgather_bucket;
+
+  // Ring context parallelism: K and V chunks in flight, send + receive. [derived, notes 1.7]
+  if (c.cp > 1) {
+    const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * h / static_cast<double>(g.heads);
+    x.context_parallel = 2.0 * 2.0 * A * T * kv;
+  }
+  return x;
+}
+
+Overheads overheads(const Config& c, double tensor_peak) {
+  Overheads o;
+  if (!c.runtime_overhead) return o;
+  // CUDA context, kernels and cuBLAS workspace: 300 MiB - 2 GiB (vram.asmirnov.xyz);
+  // gpu_poor assumes 650 MB. We take 768 MiB.
+  o.cuda_context = 768.0 * 1024 * 1024;
+  // NCCL: ~544 MB per 2-rank communicator, ~688 MB per larger one (NVIDIA/nccl#964).
+  auto communicator = [](int64_t ranks) { return ranks <= 1 ? 0.0 : ranks == 2 ? 544e6 : 688e6; };
+  o.nccl = communicator(c.num_gpus / (c.tp * c.pp)) + communicator(c.tp) + communicator(c.pp) +
+           communicator(c.cp) + communicator(c.ep);
+  // Caching-allocator reserve above the allocated peak (Megatron's x1.05 buffer
+  // in theoretical_memory_usage.py; allocated vs reserved, Megatron-Bridge docs).
+  o.allocator = 0.05 * tensor_peak;
+  return o;
+}
+
+}  // namespace trainfit::model
