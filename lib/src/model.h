@@ -25,7 +25,6 @@ struct StateBytes {
 StateBytes state_bytes(const Config& c);
 int64_t dense_shard_group(const Config& c);
 int64_t expert_shard_group(const Config& c);
-bool weights_sharded(const Config& c);
 // Model states on the GPU; *host gets what offload moves to host RAM.
 ModelStates gpu_states(const Config& c, const StageParams& p, double* host);
 
@@ -41,9 +40,14 @@ Overheads overheads(const Config& c, double tensor_peak);
 // Bytes per activation element: fp32 runs store 4, the rest 2 (FP8 GEMM inputs: 1).
 inline double act_bytes(const Config& c) { return c.precision == Precision::kFp32 ? 4.0 : 2.0; }
 inline double gemm_input_bytes(const Config& c) { return c.precision == Precision::kFp8 ? 1.0 : act_bytes(c); }
-// The residual stream: fp32 when parameters are fp32 (autocast leaves adds and norms in fp32).
+bool weights_sharded(const Config& c);
+// The residual stream: fp32 when the layers run on fp32 parameters (autocast leaves
+// adds and norms in fp32); ZeRO-3/FSDP mixed precision gathers bf16 parameters,
+// so the whole forward, residual included, runs in bf16 (FSDP2 MixedPrecisionPolicy).
 inline double residual_bytes(const Config& c) {
-  return (c.precision == Precision::kFp32 || c.precision == Precision::kBf16Amp) ? 4.0 : act_bytes(c);
+  if (c.precision == Precision::kFp32) return 4.0;
+  if (c.precision == Precision::kBf16Amp && !weights_sharded(c)) return 4.0;
+  return act_bytes(c);
 }
 // Tokens of one micro-batch on one GPU (context parallelism splits the sequence).
 inline double tokens(const Config& c) {

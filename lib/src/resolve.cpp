@@ -193,6 +193,11 @@ Result<Resolved> resolve(const Request& r) {
       !take_int(r.seq_length, "seq_length", 1, kMaxSeq, &c.seq_length, &e)) {
     return e;
   }
+  if (static_cast<double>(c.micro_batch) * static_cast<double>(c.seq_length) > static_cast<double>(int64_t{1} << 30)) {
+    return invalid("micro_batch", std::to_string(c.micro_batch),
+                   "micro_batch*seq_length at most 2^30 tokens per micro-batch (seq_length=" +
+                       std::to_string(c.seq_length) + ")");
+  }
   if (!r.num_gpus) notes.push_back("num_gpus=1");
   if (!r.micro_batch) notes.push_back("micro_batch=1");
   if (!r.seq_length) notes.push_back("seq_length=4096");
@@ -301,7 +306,7 @@ Result<Resolved> resolve(const Request& r) {
       return invalid("gpu_memory_gb", num(*r.gpu_memory_gb), "number > 0 and <= 100000 (GiB)");
     }
     c.capacity_bytes = *r.gpu_memory_gb * 1024.0 * 1024.0 * 1024.0;
-    if (c.gpu_name.empty()) c.gpu_name = num(*r.gpu_memory_gb) + " GiB GPU";
+    if (c.gpu_name.empty()) c.gpu_name = num(*r.gpu_memory_gb) + "-GiB GPU";
   }
   if (c.capacity_bytes == 0) {
     const GpuSpec* h100 = find_gpu("h100").ok() ? *find_gpu("h100") : nullptr;

@@ -35,8 +35,11 @@ Result<Response> respond(const Request& request, ResponseOptions options) {
 std::string verdict(const Response& r) {
   const Config& c = r.resolved.config;
   const Breakdown& b = r.breakdown;
+  // Catalog GPUs read as users write them ("H100"); a custom capacity stays as given.
   std::string gpu = c.gpu_name;
-  for (char& ch : gpu) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (find_gpu(gpu).ok()) {
+    for (char& ch : gpu) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
   const std::string what = (c.model_name.empty() ? std::string("model") : c.model_name) + " at seq " +
                            std::to_string(c.seq_length) + " needs " + format_gib(b.per_gpu_total) +
                            " GiB per GPU on " + std::to_string(c.num_gpus) + " x " + gpu + " (" +

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Black-box tests of the trainfit binary: help, version, exit codes, formats, errors.
+set -u
+bin=$1
+fixtures=$2
+failures=0
+pass=0
+
+check() {  # check NAME EXPECTED_RC PATTERN -- command...
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [[ $rc -ne $want ]]; then
+    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -5; failures=$((failures + 1)); return
+  fi
+  if ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: output lacks /$pattern/"; echo "$out" | head -5; failures=$((failures + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+version=$(sed -n 's/^project(trainfit VERSION \([0-9.]*\).*/\1/p' "$(dirname "$0")/../CMakeLists.txt")
+check help 0 "estimate" -- "$bin" --help
+check version 0 "^trainfit $version\$" -- "$bin" --version
+check estimate-help 0 "--micro-batch" -- "$bin" estimate --help
+check fits 0 "^FITS: llama3-8b" -- "$bin" estimate --model llama3-8b --gpus 8 --gpu h100 --zero 3 --recompute full
+check oom 1 "^OOM: llama3-70b at seq 8192 needs .* min_gpus_to_fit=" -- \
+  "$bin" estimate --model llama3-70b --gpus 8 --gpu h100 --seq 8192 --zero 3
+check json 0 '"per_gpu_total_gb"' -- "$bin" estimate --model llama3-8b --gpus 8 --zero 3 --recompute full --format json
+check csv 0 "^total,per_gpu_total," -- "$bin" estimate --model llama3-8b --gpus 8 --zero 3 --recompute full --format csv
+check stdin 0 "FITS" -- bash -c "echo '{\"model\":\"gpt2\",\"seq_length\":1024}' | '$bin' estimate --request -"
+check seed-request 0 "per_gpu_total_gb" -- bash -c "echo '{\"model_params_b\":8,\"num_gpus\":8,\"gpu_memory_gb\":80,\"micro_batch\":4,\"seq_length\":4096,\"num_layers\":32,\"hidden_dim\":4096,\"precision_bits\":16,\"zero_stage\":3,\"grad_ckpt\":1}' | '$bin' estimate --request - --format json"
+check hf-config 0 "custom model" -- "$bin" estimate --hf-config "$fixtures/hf/llama-3-8b.config.json" --gpus 8 --zero 3
+check min-gpus 0 "^[0-9]+$" -- "$bin" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpus-per-node 8
+check min-gpus-none 1 "no GPU count fits" -- "$bin" min-gpus --model llama3-70b --zero 0
+check sweep 0 "per-GPU memory vs GPU count" -- "$bin" sweep --model llama3-8b --zero 3 --gpus 8
+check sweep-csv 1 "^gpus,1,4096," -- "$bin" sweep --model llama3-8b --zero 3 --format csv --over gpus
+check models 0 "llama3-405b" -- "$bin" models
+check gpus 0 "h100 .* 79.65" -- "$bin" gpus
+check models-json 0 '"parameters": 8030261248' -- "$bin" models --format json
+# Bad input: exit 2 and one clear line.
+check bad-seq 2 "seq_length='abc' is not valid; accepted: integer" -- "$bin" estimate --model llama3-8b --seq abc
+check neg-gpus 2 "num_gpus=-8 is not valid" -- "$bin" estimate --model llama3-8b --gpus -8
+check unknown-model 2 "did you mean" -- "$bin" estimate --model llama-3-8 --gpus 8
+check unknown-gpu 2 "gpu='h1000' is not in the catalog \(did you mean 'h100'\?\)" -- "$bin" estimate --model llama3-8b --gpu h1000
+check unknown-flag 2 "unknown option '--sequence'" -- "$bin" estimate --model llama3-8b --sequence 5
+check unknown-command 2 "did you mean 'estimate'" -- "$bin" estimat
+check no-command 2 "usage" -- "$bin"
+check bad-json 2 "malformed JSON at byte" -- bash -c "echo '{\"model\": }' | '$bin' estimate --request -"
+check unknown-field 2 "unknown field 'gpus_count'.*known fields" -- bash -c "echo '{\"gpus_count\": 4}' | '$bin' estimate --request -"
+check heads 2 "num_heads=7 is not valid; accepted: a divisor of hidden_dim=4096" -- "$bin" estimate --model llama3-8b --heads 7
+check kv-heads 2 "num_kv_heads=3" -- "$bin" estimate --model llama3-8b --kv-heads 3
+check tp-heads 2 "tensor_parallel=5" -- "$bin" estimate --model llama3-8b --tp 5 --gpus 5
+check missing-file 2 "request='/nonexistent.json' cannot be read" -- "$bin" estimate --request /nonexistent.json
+check bad-format 2 "format='xml'" -- "$bin" estimate --model llama3-8b --format xml
+# Nothing crashes on odd input.
+for args in "--seq 0" "--hidden 1 --layers 1 --heads 1" "--micro-batch 1048576 --seq 1024" "--gpu-memory-gb 1e-9" \
+            "--params-b 1e5 --layers 100000 --hidden 1048576" "--gpus 1048576 --zero 3"; do
+  # shellcheck disable=SC2086
+  out=$("$bin" estimate --model llama3-8b $args 2>&1); rc=$?
+  if [[ $rc -gt 2 ]] || grep -qiwE "nan|-nan|inf|-inf" <<<"$out"; then
+    echo "FAIL odd input '$args': rc $rc"; echo "$out" | tail -3; failures=$((failures + 1))
+  else pass=$((pass + 1)); fi
+done
+echo "$pass passed, $failures failed"
+[[ $failures -eq 0 ]]

@@ -1,0 +1,171 @@
+// Properties of the estimate: each mechanism moves memory the way its source says.
+#include <algorithm>
+
+#include "test_util.h"
+
+namespace trainfit {
+namespace {
+
+using testing::estimate_of;
+using testing::gib;
+
+const std::string k8b = "model=llama3-8b,seq_length=4096,";
+
+TEST(Peak, IsTheMaximumOverPhasesPlusOverheads) {
+  for (const char* extra : {"", "recompute=full", "num_gpus=8,zero_stage=3", "num_gpus=8,zero_stage=1",
+                            "loss=fused,attention=eager"}) {
+    const Breakdown b = estimate_of(k8b + extra);
+    const StageMemory& s = b.stage;
+    EXPECT_DOUBLE_EQ(s.tensor_peak, std::max({s.forward_peak, s.backward_peak, s.optimizer_peak})) << extra;
+    EXPECT_DOUBLE_EQ(b.per_gpu_total, s.tensor_peak + b.overheads.total()) << extra;
+    EXPECT_GE(s.tensor_peak, s.states.total() + s.activations.total()) << extra;
+    // Not a plain sum of every term: transients of different phases never add up.
+    const Transients& x = s.transients;
+    const double everything = s.states.total() + s.activations.total() + x.fsdp_units_fwd + x.fsdp_units_bwd +
+                              x.recompute + x.layer_backward + x.loss_forward + x.loss_backward + x.comm_buckets +
+                              x.optimizer_step + b.overheads.total();
+    EXPECT_LT(b.per_gpu_total, everything) << extra;
+  }
+}
+
+TEST(Peak, OverheadsOffCountsTensorsOnly) {
+  const Breakdown b = estimate_of(k8b + "runtime_overhead=false,num_gpus=8,zero_stage=3");
+  EXPECT_EQ(b.overheads.total(), 0.0);
+  EXPECT_DOUBLE_EQ(b.per_gpu_total, b.stage.tensor_peak);
+  const Breakdown with = estimate_of(k8b + "num_gpus=8,zero_stage=3");
+  EXPECT_GT(with.overheads.nccl, 0.0);
+  EXPECT_GT(with.overheads.cuda_context, 0.0);
+}
+
+TEST(Activations, RecomputeOrdering) {
+  const std::string eager = k8b + "attention=eager,recompute=";
+  const double none = estimate_of(eager + "none").stage.activations.layers;
+  const double selective = estimate_of(eager + "selective").stage.activations.layers;
+  const double full = estimate_of(eager + "full").stage.activations.layers;
+  EXPECT_GT(none, selective);
+  EXPECT_GT(selective, full);
+  // Flash attention stores what selective recompute stores, plus the log-sum-exp.
+  const Breakdown flash = estimate_of(k8b + "attention=flash");
+  EXPECT_NEAR(flash.stage.activations.layers, selective, 0.01 * selective);
+}
+
+TEST(Activations, EagerAttentionGrowsWithSequenceSquared) {
+  const double at4k = estimate_of("model=llama3-8b,attention=eager,seq_length=4096").stage.activations.per_layer;
+  const double at8k = estimate_of("model=llama3-8b,attention=eager,seq_length=8192").stage.activations.per_layer;
+  const double flash4k = estimate_of("model=llama3-8b,attention=flash,seq_length=4096").stage.activations.per_layer;
+  const double flash8k = estimate_of("model=llama3-8b,attention=flash,seq_length=8192").stage.activations.per_layer;
+  EXPECT_GT(at8k / at4k, 3.0);
+  EXPECT_NEAR(flash8k / flash4k, 2.0, 1e-9);
+}
+
+TEST(Activations, SequenceAndContextParallelSplit) {
+  const std::string tp = k8b + "num_gpus=8,tensor_parallel=8";
+  EXPECT_LT(estimate_of(tp + ",sequence_parallel=true").stage.activations.layers,
+            estimate_of(tp).stage.activations.layers);
+  const double one = estimate_of(k8b + "num_gpus=2").stage.activations.per_layer;
+  const double cp2 = estimate_of(k8b + "num_gpus=2,context_parallel=2").stage.activations.per_layer;
+  EXPECT_NEAR(cp2, one / 2, 1e-6 * one);
+  EXPECT_GT(estimate_of(k8b + "num_gpus=2,context_parallel=2").stage.transients.context_parallel, 0.0);
+}
+
+TEST(Activations, LogitsFp32AtLlama3Vocab) {
+  // 4 s V bytes for the fp32 log-softmax at s = 8192, V = 128256 (notes row 28: 4055 MiB).
+  const Breakdown b = estimate_of("model=llama3-8b,seq_length=8192,logits_fp32=true,precision=bf16");
+  const double logits = 4.0 * 8192 * 128256;
+  const double hidden_inputs = (2 * 4096 + 4 + 2 * 4096) * 8192.0;
+  EXPECT_NEAR(b.stage.activations.logits_loss, logits + hidden_inputs, 1.0);
+  EXPECT_NEAR(logits / (1 << 20), 4008.0, 1.0);
+  const Breakdown chunked = estimate_of("model=llama3-8b,seq_length=8192,logits_fp32=true,precision=bf16,loss=chunked");
+  const Breakdown fused = estimate_of("model=llama3-8b,seq_length=8192,logits_fp32=true,precision=bf16,loss=fused");
+  EXPECT_LT(chunked.per_gpu_total, b.per_gpu_total);
+  EXPECT_LT(fused.per_gpu_total, chunked.per_gpu_total);
+}
+
+TEST(Activations, PipelineInFlightFactor) {
+  const std::string pp = "model=llama3-70b,num_gpus=4,pipeline_parallel=4,";
+  const Breakdown full = estimate_of(pp + "num_microbatches=8");
+  const Breakdown two = estimate_of(pp + "num_microbatches=2");
+  const Breakdown interleaved = estimate_of(pp + "num_microbatches=8,virtual_pipeline=2");
+  EXPECT_DOUBLE_EQ(full.stage.activations.inflight_layers, 20.0 * 4);  // L/p layers x p micro-batches
+  EXPECT_DOUBLE_EQ(two.stage.activations.inflight_layers, 20.0 * 2);
+  EXPECT_DOUBLE_EQ(interleaved.stage.activations.inflight_layers, 80.0 * (1 + 3.0 / 8.0));
+}
+
+TEST(Activations, AutocastKeepsBf16WeightCopies) {
+  const Breakdown amp = estimate_of(k8b + "precision=bf16-amp");
+  const double linear = 8030261248.0 - 525336576.0 - 32 * 2 * 4096 - 4096;  // all but embedding and norms
+  EXPECT_NEAR(amp.stage.activations.weight_cache, 2.0 * linear, 1.0);
+  EXPECT_EQ(estimate_of(k8b + "precision=bf16").stage.activations.weight_cache, 0.0);
+  EXPECT_EQ(estimate_of(k8b + "precision=bf16-amp,num_gpus=8,zero_stage=3").stage.activations.weight_cache, 0.0);
+}
+
+TEST(ModelStates, ZeroStagesShrinkMonotonically) {
+  double previous = 1e30;
+  for (int stage = 0; stage <= 3; ++stage) {
+    const double states = estimate_of(k8b + "num_gpus=16,zero_stage=" + std::to_string(stage)).stage.states.total();
+    EXPECT_LT(states, previous) << stage;
+    previous = states;
+  }
+}
+
+TEST(ModelStates, ShardingDividesByDataParallelNotGpuCount) {
+  // 16 GPUs with TP 4: ZeRO-3 shards over 4 data-parallel ranks, on a quarter of the model each.
+  const Breakdown b = estimate_of("model=llama3-8b,num_gpus=16,tensor_parallel=4,zero_stage=3,precision=fp16-amp");
+  EXPECT_EQ(b.shard_group, 4);
+  EXPECT_NEAR(b.stage.states.total(), 16.0 * b.params_on_gpu / 4.0, 1.0);
+  EXPECT_NEAR(b.params_on_gpu, 8030261248.0 / 4.0, 8030261248.0 * 0.01);
+}
+
+TEST(ModelStates, FsdpStrategies) {
+  const std::string base = "model=llama3-70b,num_gpus=64,gpus_per_node=8,sharding=";
+  const Breakdown full = estimate_of(base + "fsdp-full");
+  const Breakdown hybrid = estimate_of(base + "fsdp-hybrid");
+  const Breakdown grad_op = estimate_of(base + "fsdp-grad-op");
+  EXPECT_EQ(full.shard_group, 64);
+  EXPECT_EQ(hybrid.shard_group, 8);
+  EXPECT_GT(hybrid.stage.states.total(), full.stage.states.total());
+  // SHARD_GRAD_OP keeps the unsharded bf16 parameters through forward and backward.
+  EXPECT_NEAR(grad_op.stage.transients.fsdp_units_fwd, 2.0 * 70553706496.0, 1e3);
+  EXPECT_GT(full.stage.transients.fsdp_units_bwd, full.stage.transients.fsdp_units_fwd);
+}
+
+TEST(ModelStates, OffloadMovesStatesToHost) {
+  const std::string base = k8b + "num_gpus=8,zero_stage=3,";
+  const Breakdown gpu = estimate_of(base);
+  const Breakdown opt = estimate_of(base + "offload_optimizer=true");
+  const Breakdown all = estimate_of(base + "offload_optimizer=true,offload_params=true");
+  EXPECT_EQ(opt.stage.states.optimizer, 0.0);
+  EXPECT_GT(opt.host_offload_per_gpu, 0.0);
+  EXPECT_LT(opt.per_gpu_total, gpu.per_gpu_total);
+  EXPECT_EQ(all.stage.states.weights, 0.0);
+  EXPECT_GT(all.host_offload_per_gpu, opt.host_offload_per_gpu);
+}
+
+TEST(ModelStates, ExpertParallelShardsExperts) {
+  const std::string base = "model=mixtral-8x7b,num_gpus=8,zero_stage=1,";
+  const Breakdown ep1 = estimate_of(base + "expert_parallel=1");
+  const Breakdown ep8 = estimate_of(base + "expert_parallel=8");
+  EXPECT_LT(ep8.params_on_gpu, ep1.params_on_gpu / 3);
+  EXPECT_GT(ep8.stage.activations.per_layer, estimate_of("model=mistral-7b").stage.activations.per_layer);
+}
+
+TEST(Sweeps, FortyEightIncreasingPoints) {
+  const Config c = testing::config_of("model=llama3-70b,num_gpus=8,tensor_parallel=2,zero_stage=3,seq_length=8192");
+  const std::vector<GpuPoint> gpus = sweep_gpus(c);
+  const std::vector<SeqPoint> seqs = sweep_seq(c);
+  ASSERT_EQ(gpus.size(), 48u);
+  ASSERT_EQ(seqs.size(), 48u);
+  for (size_t i = 1; i < gpus.size(); ++i) {
+    EXPECT_GT(gpus[i].num_gpus, gpus[i - 1].num_gpus);
+    EXPECT_EQ(gpus[i].num_gpus % 2, 0);
+    EXPECT_LE(gpus[i].model_state_gb, gpus[i - 1].model_state_gb + 1e-12);
+    EXPECT_GT(seqs[i].seq_length, seqs[i - 1].seq_length);
+    EXPECT_GE(seqs[i].activation_gb, seqs[i - 1].activation_gb);
+  }
+  // Log scale: the ratio between neighbours is roughly constant at the top.
+  EXPECT_NEAR(static_cast<double>(gpus[47].num_gpus) / gpus[46].num_gpus,
+              static_cast<double>(gpus[40].num_gpus) / gpus[39].num_gpus, 0.05);
+}
+
+}  // namespace
+}  // namespace trainfit

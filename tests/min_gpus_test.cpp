@@ -1,0 +1,62 @@
+// min_gpus_to_fit against a brute-force scan, with the layout rules.
+#include "test_util.h"
+
+namespace trainfit {
+namespace {
+
+bool fits_at(Config c, int64_t gpus) {
+  c.num_gpus = gpus;
+  return estimate(c).fits;
+}
+
+struct Case {
+  const char* spec;
+};
+
+class MinGpusCase : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MinGpusCase, MatchesBruteForce) {
+  const Config c = testing::config_of(GetParam().spec);
+  const MinGpus found = min_gpus_to_fit(c);
+  ASSERT_GT(found.gpus, 0) << found.reason;
+  const int64_t unit = c.tp * c.pp * c.cp;
+  EXPECT_EQ(found.gpus % unit, 0);
+  if (c.gpus_per_node > 0 && found.gpus > c.gpus_per_node) EXPECT_EQ(found.gpus % c.gpus_per_node, 0);
+  EXPECT_TRUE(fits_at(c, found.gpus));
+  // No smaller valid count fits.
+  for (int64_t gpus = unit; gpus < found.gpus; gpus += unit) {
+    if (c.gpus_per_node > 0 && gpus > c.gpus_per_node && gpus % c.gpus_per_node != 0) continue;
+    EXPECT_FALSE(fits_at(c, gpus)) << gpus << " GPUs already fit";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, MinGpusCase,
+    ::testing::Values(Case{"model=llama3-70b,gpu=h100,seq_length=8192,zero_stage=3,recompute=full"},
+                      Case{"model=llama3-70b,gpu=h100,seq_length=8192,zero_stage=3,recompute=full,gpus_per_node=8"},
+                      Case{"model=llama3-70b,gpu=a100-40gb,seq_length=4096,zero_stage=3,tensor_parallel=4,num_gpus=4,"
+                           "sequence_parallel=true,gpus_per_node=8"},
+                      Case{"model=llama3-405b,gpu=h100,seq_length=8192,sharding=fsdp-full,tensor_parallel=8,"
+                           "pipeline_parallel=4,num_gpus=32,recompute=full,gpus_per_node=8"},
+                      Case{"model=llama3-8b,gpu=l40s,seq_length=2048,zero_stage=2,precision=bf16,recompute=full"},
+                      Case{"model=mixtral-8x7b,gpu=h200,zero_stage=3,expert_parallel=2,num_gpus=2,recompute=full"}));
+
+TEST(MinGpus, NoneWhenActivationsAloneExceedHbm) {
+  const Config c = testing::config_of("model=llama3-70b,seq_length=1048576,zero_stage=3,attention=eager");
+  const MinGpus found = min_gpus_to_fit(c);
+  EXPECT_EQ(found.gpus, 0);
+  EXPECT_NE(found.reason.find("activations"), std::string::npos) << found.reason;
+}
+
+TEST(MinGpus, NoneWithoutShardingWhenStatesNeverShrink) {
+  const Config c = testing::config_of("model=llama3-70b,zero_stage=0");
+  EXPECT_EQ(min_gpus_to_fit(c).gpus, 0);
+}
+
+TEST(MinGpus, OneGpuWhenItAlreadyFits) {
+  const Config c = testing::config_of("model=gpt2,seq_length=1024,gpu=h100");
+  EXPECT_EQ(min_gpus_to_fit(c).gpus, 1);
+}
+
+}  // namespace
+}  // namespace trainfit

@@ -1,0 +1,95 @@
+// The response contract: the seed's fields, trainfit's additions, verdicts and advice.
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+#include "trainfit/json.h"
+
+namespace trainfit {
+namespace {
+
+using nlohmann::json;
+
+Response response_of(const std::string& spec) {
+  Request request;
+  EXPECT_TRUE(apply_key_values(request, spec).ok());
+  Result<Response> r = respond(request);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.value();
+}
+
+TEST(ResponseJson, HasExactlyTheSeedFieldsFirst) {
+  const json j = json::parse(response_to_json(response_of("model=llama3-8b,num_gpus=8,zero_stage=3"), {"node1", 0.5}));
+  const std::vector<std::string> seed = {
+      "model_states_unsharded_gb", "model_states_per_gpu_gb", "activations_per_gpu_gb", "per_gpu_total_gb",
+      "gpu_capacity_gb", "utilization_percent", "fits", "bytes_per_param", "weights_per_gpu_gb", "grads_per_gpu_gb",
+      "optimizer_per_gpu_gb", "min_gpus_to_fit", "aggregate_cluster_gb", "global_batch", "zero_stage",
+      "checkpointing", "verdict", "profile", "serving_node", "compute_ms"};
+  for (const std::string& field : seed) EXPECT_TRUE(j.contains(field)) << field;
+  for (const char* field : {"mem_vs_gpus", "mem_vs_seq", "model_state_gb", "activation_gb", "capacity_gb",
+                            "per_gpu_gb", "num_gpus", "seq_length", "fits"}) {
+    EXPECT_TRUE(j["profile"].contains(field)) << field;
+  }
+  EXPECT_EQ(j["profile"]["mem_vs_gpus"].size(), 48u);
+  EXPECT_EQ(j["profile"]["mem_vs_seq"].size(), 48u);
+  for (const char* field : {"breakdown", "assumptions", "advice", "units"}) EXPECT_TRUE(j.contains(field)) << field;
+  EXPECT_EQ(j["serving_node"], "node1");
+  EXPECT_NE(j["units"].get<std::string>().find("2^30"), std::string::npos);
+  EXPECT_EQ(j["global_batch"], 8);
+  EXPECT_EQ(j["zero_stage"], 3);
+}
+
+TEST(ResponseJson, FiguresAreConsistent) {
+  const Response r = response_of("model=llama3-8b,num_gpus=8,zero_stage=3,seq_length=8192");
+  const json j = json::parse(response_to_json(r, {}));
+  EXPECT_NEAR(j["model_states_per_gpu_gb"].get<double>(),
+              j["weights_per_gpu_gb"].get<double>() + j["grads_per_gpu_gb"].get<double>() +
+                  j["optimizer_per_gpu_gb"].get<double>(),
+              1e-3);
+  EXPECT_NEAR(j["model_states_unsharded_gb"].get<double>(), 8030261248.0 * 16 / kGiB, 1e-3);
+  EXPECT_NEAR(j["aggregate_cluster_gb"].get<double>(), 8 * j["gpu_capacity_gb"].get<double>(), 1e-2);
+  EXPECT_NEAR(j["utilization_percent"].get<double>(),
+              100 * j["per_gpu_total_gb"].get<double>() / j["gpu_capacity_gb"].get<double>(), 0.1);
+  EXPECT_EQ(j["fits"].get<bool>(), j["per_gpu_total_gb"].get<double>() <= j["gpu_capacity_gb"].get<double>());
+}
+
+TEST(ResponseJson, NullMinGpusCarriesAReason) {
+  const json j = json::parse(response_to_json(response_of("model=llama3-70b,zero_stage=0"), {}));
+  EXPECT_TRUE(j["min_gpus_to_fit"].is_null());
+  EXPECT_FALSE(j["min_gpus_reason"].get<std::string>().empty());
+  EXPECT_FALSE(j["advice"].empty());
+}
+
+TEST(Advice, FittingAdviceReallyFits) {
+  const Response r = response_of("model=llama3-70b,num_gpus=8,gpu=h100,seq_length=8192,zero_stage=3,num_microbatches=1");
+  ASSERT_FALSE(r.breakdown.fits);
+  ASSERT_FALSE(r.advice.empty());
+  for (const Advice& a : r.advice) {
+    Request request;
+    ASSERT_TRUE(apply_key_values(request, "model=llama3-70b,num_gpus=8,gpu=h100,seq_length=8192,zero_stage=3").ok());
+    if (a.field == "tensor_parallel") ASSERT_TRUE(set_field_from_text(request, "sequence_parallel", "true").ok());
+    ASSERT_TRUE(set_field_from_text(request, a.field, a.value).ok()) << a.change;
+    Result<Response> changed = respond(request, {false, false});
+    ASSERT_TRUE(changed.ok()) << a.change << ": " << changed.error().message;
+    EXPECT_EQ(changed->breakdown.fits, a.fits) << a.change;
+    EXPECT_NEAR(changed->breakdown.per_gpu_total / kGiB, a.per_gpu_gb, 1e-6) << a.change;
+  }
+}
+
+TEST(Verdict, OneLineEitherWay) {
+  const Response ok = response_of("model=llama3-8b,num_gpus=8,gpu=h100,zero_stage=3,recompute=full");
+  EXPECT_EQ(verdict(ok).rfind("FITS: llama3-8b at seq 4096 needs ", 0), 0u) << verdict(ok);
+  const Response oom = response_of("model=llama3-70b,num_gpus=8,gpu=h100,seq_length=8192,zero_stage=3");
+  const std::string line = verdict(oom);
+  EXPECT_EQ(line.rfind("OOM: llama3-70b at seq 8192 needs ", 0), 0u) << line;
+  EXPECT_NE(line.find("on 8 x H100 (79.6 GiB usable); min_gpus_to_fit="), std::string::npos) << line;
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(ErrorJson, NamesCodeFieldAndMessage) {
+  const json j = json::parse(error_to_json(Error{ErrorCode::kInvalidValue, "seq_length", "bad"}));
+  EXPECT_EQ(j["error"]["code"], "invalid_value");
+  EXPECT_EQ(j["error"]["field"], "seq_length");
+}
+
+}  // namespace
+}  // namespace trainfit
