@@ -103,7 +103,7 @@ void print_estimate_table(std::ostream& out, const Response& r) {
   if (!r.advice.empty()) {
     out << "\nadvice (cheapest first):\n";
     for (const Advice& a : r.advice) {
-      char buffer[200];
+      char buffer[240];
       std::snprintf(buffer, sizeof buffer, "  %-34s %10s GiB   %s\n", a.change.c_str(), fixed(a.per_gpu_gb).c_str(),
                     a.fits ? "fits" : "still OOM");
       out << buffer;

@@ -68,11 +68,29 @@ TEST(Advice, FittingAdviceReallyFits) {
     ASSERT_TRUE(apply_key_values(request, "model=llama3-70b,num_gpus=8,gpu=h100,seq_length=8192,zero_stage=3").ok());
     if (a.field == "tensor_parallel") ASSERT_TRUE(set_field_from_text(request, "sequence_parallel", "true").ok());
     ASSERT_TRUE(set_field_from_text(request, a.field, a.value).ok()) << a.change;
+    ASSERT_TRUE(set_field_from_text(request, "num_gpus", std::to_string(a.num_gpus)).ok()) << a.change;
     Result<Response> changed = respond(request, {false, false});
     ASSERT_TRUE(changed.ok()) << a.change << ": " << changed.error().message;
     EXPECT_EQ(changed->breakdown.fits, a.fits) << a.change;
     EXPECT_NEAR(changed->breakdown.per_gpu_total / kGiB, a.per_gpu_gb, 1e-6) << a.change;
   }
+}
+
+TEST(Advice, CombinesAChangeWithMoreGpusWhenNeitherFitsAlone) {
+  // No recompute at seq 8192: activations alone exceed HBM, so more GPUs alone cannot help.
+  const Response r = response_of("model=llama3-70b,num_gpus=8,gpu=h100,seq_length=8192,zero_stage=3,gpus_per_node=8");
+  EXPECT_EQ(r.min_gpus.gpus, 0);
+  bool combined = false;
+  for (const Advice& a : r.advice) {
+    if (a.field == "recompute" && a.value == "full") {
+      combined = true;
+      EXPECT_TRUE(a.fits);
+      EXPECT_GT(a.num_gpus, 8);
+      EXPECT_EQ(a.num_gpus % 8, 0);
+      EXPECT_NE(a.change.find("--recompute=full --gpus="), std::string::npos) << a.change;
+    }
+  }
+  EXPECT_TRUE(combined);
 }
 
 TEST(Verdict, OneLineEitherWay) {

@@ -11,6 +11,7 @@ struct Candidate {
   const char* field;
   std::string value;
   Config config;
+  const char* also;  // flags the change implies, e.g. " --sp" with TP
 };
 
 // "--tp=2": the CLI spelling of a change (the SPANK options prefix it with llm-).
@@ -19,26 +20,21 @@ std::string flag_change(const char* field, const std::string& value) {
   return std::string("--") + (spec ? spec->flag : field) + "=" + value;
 }
 
-bool valid(const Config& c) {
-  return layout_problem(c).empty() && c.geo.heads % c.tp == 0;
-}
+bool valid(const Config& c) { return layout_problem(c).empty() && c.geo.heads % c.tp == 0; }
 
-}  // namespace
-
-std::vector<Advice> advise(const Config& c) {
-  std::vector<Advice> out;
-  const Breakdown now = estimate(c);
-  if (now.fits) return out;
-  std::vector<Candidate> candidates;
-  auto add = [&](const char* field, std::string value, const std::function<void(Config&)>& change) {
+// Single changes to a config, cheapest first.
+std::vector<Candidate> candidates_for(const Config& c) {
+  std::vector<Candidate> out;
+  auto add = [&](const char* field, std::string value, const std::function<void(Config&)>& change,
+                 const char* also = "") {
     Config x = c;
     change(x);
-    if (valid(x)) candidates.push_back({field, std::move(value), x});
+    if (valid(x)) out.push_back({field, std::move(value), x, also});
   };
   if (c.recompute == Recompute::kNone) add("recompute", "selective", [](Config& x) { x.recompute = Recompute::kSelective; });
   if (c.attention == Attention::kEager) add("attention", "flash", [](Config& x) { x.attention = Attention::kFlash; });
   if (c.loss == Loss::kStandard) add("loss", "chunked", [](Config& x) { x.loss = Loss::kChunked; });
-  if (c.sharding == Sharding::kZero && c.data_parallel() * c.cp > 1) {
+  if (c.sharding == Sharding::kZero) {
     for (int stage = c.zero_stage + 1; stage <= 3; ++stage) {
       add("zero_stage", std::to_string(stage), [stage](Config& x) { x.zero_stage = stage; });
     }
@@ -50,50 +46,105 @@ std::vector<Advice> advise(const Config& c) {
     });
   }
   if (c.recompute != Recompute::kFull) add("recompute", "full", [](Config& x) { x.recompute = Recompute::kFull; });
-  for (int64_t tp = c.tp * 2; tp <= 8 * c.tp && tp <= c.num_gpus; tp *= 2) {
+  for (int64_t tp = c.tp * 2; tp <= 8 * c.tp && tp <= 64; tp *= 2) {
     add("tensor_parallel", std::to_string(tp), [tp](Config& x) {
       x.tp = tp;
       x.sp = true;
-    });
+      x.num_gpus = std::max(x.num_gpus, tp * x.pp * x.cp);
+    }, " --sp");
   }
-  for (int64_t cp = c.cp * 2; cp <= 8 * c.cp && cp <= c.num_gpus; cp *= 2) {
-    add("context_parallel", std::to_string(cp), [cp](Config& x) { x.cp = cp; });
+  for (int64_t cp = c.cp * 2; cp <= 8 * c.cp; cp *= 2) {
+    add("context_parallel", std::to_string(cp), [cp](Config& x) {
+      x.cp = cp;
+      x.num_gpus = std::max(x.num_gpus, x.tp * x.pp * cp);
+    });
   }
   if (!c.offload_optimizer) add("offload_optimizer", "true", [](Config& x) { x.offload_optimizer = true; });
   if (c.zero_stage == 3 && !c.offload_params) add("offload_params", "true", [](Config& x) { x.offload_params = true; });
+  return out;
+}
 
-  // Keep, per field, the first (cheapest) value that fits, else the one that helps most.
-  std::vector<Advice> fitting, helping;
-  auto seen = [](const std::vector<Advice>& list, const std::string& field) {
-    for (const Advice& a : list) if (a.field == field) return true;
-    return false;
-  };
-  for (const Candidate& cand : candidates) {
-    const Breakdown b = estimate(cand.config);
-    if (b.per_gpu_total >= now.per_gpu_total) continue;
-    Advice a{flag_change(cand.field, cand.value), cand.field, cand.value, b.per_gpu_total / kGiB, b.fits};
-    if (b.fits) {
-      if (!seen(fitting, a.field)) fitting.push_back(a);
-    } else {
-      helping.push_back(a);
+bool has_field(const std::vector<Advice>& list, const std::string& field) {
+  for (const Advice& a : list) if (a.field == field) return true;
+  return false;
+}
+
+// Several changes at once, when no single change fits at any GPU count: greedily
+// take the change that lowers the memory floor (the per-GPU need at the widest
+// job) most, until some GPU count fits.
+void add_combination(const Config& c, std::vector<Advice>& out) {
+  Config current = c;
+  std::string changes, fields;
+  for (int step = 0; step < 4; ++step) {
+    const Candidate* best = nullptr;
+    double best_floor = 0;
+    const std::vector<Candidate> options = candidates_for(current);
+    for (const Candidate& cand : options) {
+      Config widest = cand.config;
+      widest.num_gpus = (int64_t{1} << 20) / (widest.tp * widest.pp * widest.cp * widest.ep) *
+                        (widest.tp * widest.pp * widest.cp * widest.ep);
+      const double floor = estimate(widest).per_gpu_total;
+      if (best == nullptr || floor < best_floor) {
+        best = &cand;
+        best_floor = floor;
+      }
+    }
+    if (best == nullptr) return;
+    changes += (changes.empty() ? "" : " ") + flag_change(best->field, best->value) + best->also;
+    fields += (fields.empty() ? "" : ",") + std::string(best->field);
+    current = best->config;
+    const MinGpus with = min_gpus_to_fit(current);
+    if (with.gpus > 0) {
+      current.num_gpus = std::max(with.gpus, current.num_gpus);
+      const Breakdown at = estimate(current);
+      out.push_back({changes + " " + flag_change("num_gpus", std::to_string(current.num_gpus)), fields,
+                     best->value, current.num_gpus, at.per_gpu_total / kGiB, at.fits});
+      return;
     }
   }
-  out = fitting;
-  for (const Advice& a : helping) {
-    if (seen(out, a.field)) continue;
-    // Per field, only the strongest non-fitting option.
-    const Advice* best = &a;
-    for (const Advice& other : helping) if (other.field == a.field && other.per_gpu_gb < best->per_gpu_gb) best = &other;
-    out.push_back(*best);
+}
+
+}  // namespace
+
+std::vector<Advice> advise(const Config& c) {
+  const Breakdown now = estimate(c);
+  return now.fits ? std::vector<Advice>{} : advise(c, now, min_gpus_to_fit(c));
+}
+
+std::vector<Advice> advise(const Config& c, const Breakdown& now, const MinGpus& more) {
+  std::vector<Advice> fitting, combined;
+  if (now.fits) return fitting;
+  // Per field, the first (cheapest) value that fits at the asked GPU count. A change
+  // that does not fit alone is offered with the fewest GPUs at which it fits, when
+  // that beats adding GPUs alone.
+  for (const Candidate& cand : candidates_for(c)) {
+    const Breakdown b = estimate(cand.config);
+    const std::string change = flag_change(cand.field, cand.value) + cand.also;
+    if (b.fits && cand.config.num_gpus == c.num_gpus) {
+      if (!has_field(fitting, cand.field)) {
+        fitting.push_back({change, cand.field, cand.value, c.num_gpus, b.per_gpu_total / kGiB, true});
+      }
+      continue;
+    }
+    if (has_field(combined, cand.field)) continue;
+    const MinGpus with = min_gpus_to_fit(cand.config);
+    if (with.gpus == 0 || (more.gpus > 0 && with.gpus >= more.gpus)) continue;
+    Config x = cand.config;
+    x.num_gpus = std::max(with.gpus, x.num_gpus);
+    const Breakdown at = estimate(x);
+    combined.push_back({change + " " + flag_change("num_gpus", std::to_string(x.num_gpus)), cand.field, cand.value,
+                        x.num_gpus, at.per_gpu_total / kGiB, at.fits});
   }
-  const MinGpus more = min_gpus_to_fit(c);
+  std::vector<Advice> out = fitting;
+  for (Advice& a : combined) if (!has_field(out, a.field)) out.push_back(std::move(a));
   if (more.gpus > c.num_gpus) {
     Config x = c;
     x.num_gpus = more.gpus;
     const Breakdown b = estimate(x);
     out.push_back({flag_change("num_gpus", std::to_string(more.gpus)), "num_gpus", std::to_string(more.gpus),
-                   b.per_gpu_total / kGiB, b.fits});
+                   more.gpus, b.per_gpu_total / kGiB, b.fits});
   }
+  if (out.empty()) add_combination(c, out);
   return out;
 }
 

@@ -130,7 +130,7 @@ std::string response_to_json(const Response& r, const ServingInfo& serving, int 
   j["assumptions"] = r.resolved.assumptions;
   j["advice"] = ordered_json::array();
   for (const Advice& a : r.advice) {
-    j["advice"].push_back({{"change", a.change}, {"field", a.field}, {"value", a.value},
+    j["advice"].push_back({{"change", a.change}, {"field", a.field}, {"value", a.value}, {"num_gpus", a.num_gpus},
                            {"per_gpu_gb", round4(a.per_gpu_gb)}, {"fits", a.fits}});
   }
   j["config"] = config_json(c);

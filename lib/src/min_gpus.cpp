@@ -1,6 +1,7 @@
 // min_gpus_to_fit: the smallest valid GPU count at which the step fits.
 // Valid: a multiple of tp*pp*cp (and of tp*pp*ep with experts); beyond one
 // node, whole nodes when gpus_per_node is given.
+#include <algorithm>
 #include <numeric>
 
 #include "text.h"
@@ -11,62 +12,85 @@ namespace {
 
 constexpr int64_t kMaxGpus = int64_t{1} << 20;
 
-int64_t gpu_unit(const Config& c) {
-  return std::lcm(c.tp * c.pp * c.cp, c.tp * c.pp * c.ep);
-}
+// The valid GPU counts in increasing order, addressed by index 1, 2, 3, ...
+class ValidCounts {
+ public:
+  explicit ValidCounts(const Config& c)
+      : unit_(std::lcm(c.tp * c.pp * c.cp, c.tp * c.pp * c.ep)), node_(c.gpus_per_node) {
+    if (node_ > 0) {
+      in_node_ = node_ / unit_;                    // unit, 2 unit, ... up to one node
+      node_step_ = std::lcm(unit_, node_);         // then whole nodes that hold whole units
+      first_node_multiple_ = in_node_ * unit_ / node_step_ + 1;
+      size_ = in_node_ + std::max<int64_t>(0, kMaxGpus / node_step_ - first_node_multiple_ + 1);
+    } else {
+      size_ = kMaxGpus / unit_;
+    }
+  }
+  int64_t size() const { return size_; }
+  int64_t at(int64_t index) const {
+    if (node_ == 0 || index <= in_node_) return index * unit_;
+    return (first_node_multiple_ + index - in_node_ - 1) * node_step_;
+  }
+
+ private:
+  int64_t unit_, node_;
+  int64_t in_node_ = 0, node_step_ = 0, first_node_multiple_ = 0, size_ = 0;
+};
 
 bool fits_at(Config c, int64_t gpus) {
   c.num_gpus = gpus;
   return estimate(c).fits;
 }
 
-// First index in [lo, hi] where fits(step * index) holds; per-GPU memory only
-// falls as the sharding group grows, so the predicate is monotone there.
-int64_t first_fitting(const Config& c, int64_t step, int64_t lo, int64_t hi) {
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (fits_at(c, step * mid)) hi = mid; else lo = mid + 1;
+std::string why_none(const Breakdown& widest, int64_t gpus) {
+  const double unshardable = widest.stage.activations.total() + widest.overheads.total();
+  if (unshardable > widest.capacity) {
+    return "activations and runtime overheads alone need " + format_gib(unshardable) + " GiB per GPU, more than the " +
+           format_gib(widest.capacity) +
+           " GiB available at any GPU count; recompute, a smaller micro-batch, TP or CP are needed";
   }
-  return lo;
+  return "even at " + std::to_string(gpus) + " GPUs the step needs " + format_gib(widest.per_gpu_total) +
+         " GiB per GPU (" + format_gib(widest.capacity) + " GiB available)";
 }
 
 }  // namespace
 
 MinGpus min_gpus_to_fit(const Config& c) {
   MinGpus out;
-  const int64_t unit = gpu_unit(c);
-  const int64_t node = c.gpus_per_node;
-  const int64_t big_step = node > 0 ? std::lcm(unit, node) : unit;
-  const int64_t max_index = kMaxGpus / big_step;
-  if (max_index < 1) {
-    out.reason = "tensor*pipeline*context parallel (" + std::to_string(unit) + ") exceeds the largest supported job";
+  const ValidCounts counts(c);
+  if (counts.size() < 1) {
+    out.reason = "tensor*pipeline*context parallel exceeds the largest supported job";
     return out;
   }
+  // The widest job first: if even it does not fit, no count does.
   Config widest = c;
-  widest.num_gpus = max_index * big_step;
+  widest.num_gpus = counts.at(counts.size());
   const Breakdown floor = estimate(widest);
   if (!floor.fits) {
-    const double unshardable = floor.stage.activations.total() + floor.overheads.total();
-    out.reason = unshardable > floor.capacity
-                     ? "activations and runtime overheads alone need " + format_gib(unshardable) +
-                           " GiB per GPU, more than the " + format_gib(floor.capacity) +
-                           " GiB available at any GPU count; recompute, a smaller micro-batch, TP or CP are needed"
-                     : "even at " + std::to_string(widest.num_gpus) + " GPUs the step needs " +
-                           format_gib(floor.per_gpu_total) + " GiB per GPU (" + format_gib(floor.capacity) +
-                           " GiB available)";
+    out.reason = why_none(floor, widest.num_gpus);
     return out;
   }
-  // Small counts one by one: communicator sizes (2 ranks vs more) make memory
-  // non-monotone there. Within one node any multiple of the unit is allowed.
-  const int64_t small_limit = node > 0 ? node : 8 * unit;
-  for (int64_t gpus = unit; gpus <= small_limit && gpus <= kMaxGpus; gpus += unit) {
-    if (fits_at(c, gpus)) {
-      out.gpus = gpus;
+  // The first three counts one by one: the data-parallel communicator and DDP
+  // buckets appear at two ranks and NCCL's buffers grow at three, so memory is
+  // not monotone there. Beyond, per-GPU memory only falls as the sharding group
+  // grows: gallop to bracket the answer, then bisect.
+  const int64_t last = counts.size();
+  for (int64_t i = 1; i <= std::min<int64_t>(3, last); ++i) {
+    if (fits_at(c, counts.at(i))) {
+      out.gpus = counts.at(i);
       return out;
     }
   }
-  const int64_t lo = small_limit / big_step + 1;
-  out.gpus = big_step * first_fitting(c, big_step, lo, max_index);
+  int64_t below = 3, probe = std::min<int64_t>(4, last);
+  while (!fits_at(c, counts.at(probe))) {
+    below = probe;
+    probe = std::min(last, probe * 2);
+  }
+  while (probe - below > 1) {
+    const int64_t mid = below + (probe - below) / 2;
+    if (fits_at(c, counts.at(mid))) probe = mid; else below = mid;
+  }
+  out.gpus = counts.at(probe);
   return out;
 }
 

@@ -18,7 +18,7 @@ Response respond(const Resolved& resolved, ResponseOptions options) {
     r.mem_vs_gpus = sweep_gpus(c);
     r.mem_vs_seq = sweep_seq(c);
   }
-  if (options.advice) r.advice = advise(c);
+  if (options.advice) r.advice = advise(c, r.breakdown, r.min_gpus);
   return r;
 }
 
@@ -50,7 +50,7 @@ std::string verdict(const Response& r) {
   std::string line = "OOM: " + what + "); min_gpus_to_fit=" +
                      (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : std::string("none"));
   for (const Advice& a : r.advice) {
-    if (a.fits && a.field != "num_gpus") {
+    if (a.fits && a.field != "num_gpus" && a.num_gpus == c.num_gpus) {
       line += " (or: " + a.change + " fits on " + std::to_string(c.num_gpus) + ")";
       break;
     }

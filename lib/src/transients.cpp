@@ -36,8 +36,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   // selective: the core attention), plus gradient buffers: the gradients of the
   // layer's input and output, the widest intermediate gradients (two F-wide for
   // a gated MLP), and for eager attention the score gradients. [derived]
-  const double layer_full = layer_bytes(c, Recompute::kNone);
-  if (c.recompute == Recompute::kFull) x.recompute = layer_full;
+  if (c.recompute == Recompute::kFull) x.recompute = layer_bytes(c, Recompute::kNone);
   if (c.recompute == Recompute::kSelective) x.recompute = core_attention_bytes(c);
   const double ffn = g.experts > 0 ? static_cast<double>(g.top_k * g.moe_ffn) : static_cast<double>(g.ffn);
   x.layer_backward = 2.0 * R * T * h / r + 2.0 * A * T * ffn / t;
@@ -48,8 +47,6 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   if (p.last) {
     const double V = static_cast<double>(g.vocab) / t;
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
-    // Fused linear-CE chunk: next_pow2(ceil(BT / ceil(V/h))) tokens (Liger FLCE).
-    const double chunk_tokens = std::min(T, std::exp2(std::ceil(std::log2(std::ceil(T / std::ceil(V / h))))));
     switch (c.loss) {
       case Loss::kStandard:
         // Forward: the logits (and their fp32 upcast) beside log_softmax's output.
@@ -62,10 +59,13 @@ Transients stage_transients(const Config& c, const StageParams& p) {
         x.loss_forward = 2.0 * 4.0 * T * V / 8.0;
         x.loss_backward = 3.0 * 4.0 * T * V / 8.0;
         break;
-      case Loss::kFused:
+      case Loss::kFused: {
+        // One chunk of next_pow2(ceil(BT / ceil(V/h))) tokens at a time (Liger FLCE).
+        const double chunk_tokens = std::min(T, std::exp2(std::ceil(std::log2(std::ceil(T / std::ceil(V / h))))));
         x.loss_forward = 2.0 * 4.0 * chunk_tokens * V;
         x.loss_backward = 0.0;
         break;
+      }
     }
   }
 

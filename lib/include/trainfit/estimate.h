@@ -120,15 +120,18 @@ TRAINFIT_API std::vector<GpuPoint> sweep_gpus(const Config& config, int points =
 TRAINFIT_API std::vector<SeqPoint> sweep_seq(const Config& config, int points = kProfilePoints);
 
 struct Advice {
-  std::string change;     // e.g. "--recompute=full"
+  std::string change;     // e.g. "--recompute=full" or "--recompute=full --gpus=16"
   std::string field;      // request field it sets
   std::string value;      // new value, as text
+  int64_t num_gpus = 0;   // GPU count the prediction is for (more than asked when combined)
   double per_gpu_gb = 0;  // predicted peak with the change
   bool fits = false;
 };
 
 // The cheapest changes that make a step fit (those that fit first), each with its prediction.
 TRAINFIT_API std::vector<Advice> advise(const Config& config);
+// The same, reusing an estimate and min-GPU search already made for this config.
+TRAINFIT_API std::vector<Advice> advise(const Config& config, const Breakdown& now, const MinGpus& more);
 
 struct Response {
   Resolved resolved;

@@ -1,0 +1,74 @@
+// Speed of the estimator (Google Benchmark). Run: build/bench/trainfit_bench
+// Target (issue #2): a full response with both 48-point sweeps under 20 us on one core.
+#include <benchmark/benchmark.h>
+
+#include "trainfit/estimate.h"
+#include "trainfit/json.h"
+#include "trainfit/request.h"
+
+namespace {
+
+using namespace trainfit;
+
+Resolved resolved_of(const char* spec) {
+  Request request;
+  apply_key_values(request, spec);
+  Result<Resolved> r = resolve(request);
+  if (!r) std::abort();
+  return r.value();
+}
+
+// Fits: Llama-3-70B, 64 x H100, FSDP, TP 8, seq 8192.
+const char* kFits = "model=llama3-70b,num_gpus=64,gpu=h100,seq_length=8192,tensor_parallel=8,sequence_parallel=true,"
+                    "sharding=fsdp-full,recompute=selective,gpus_per_node=8";
+// Does not fit: Llama-3-70B on 8 x H100 at seq 8192 (advice is computed too).
+const char* kOom = "model=llama3-70b,num_gpus=8,gpu=h100,seq_length=8192,zero_stage=3";
+
+void BM_Estimate(benchmark::State& state) {
+  const Config c = resolved_of(kFits).config;
+  for (auto _ : state) benchmark::DoNotOptimize(estimate(c));
+}
+BENCHMARK(BM_Estimate);
+
+void BM_MinGpusToFit(benchmark::State& state) {
+  const Config c = resolved_of(kOom).config;
+  for (auto _ : state) benchmark::DoNotOptimize(min_gpus_to_fit(c));
+}
+BENCHMARK(BM_MinGpusToFit);
+
+void BM_ResolveRequest(benchmark::State& state) {
+  Request request;
+  apply_key_values(request, kFits);
+  for (auto _ : state) benchmark::DoNotOptimize(resolve(request));
+}
+BENCHMARK(BM_ResolveRequest);
+
+// estimate + min_gpus_to_fit + both sweeps (+ advice when it does not fit).
+void BM_FullResponseFits(benchmark::State& state) {
+  const Resolved r = resolved_of(kFits);
+  for (auto _ : state) benchmark::DoNotOptimize(respond(r));
+}
+BENCHMARK(BM_FullResponseFits);
+
+void BM_FullResponseOomWithAdvice(benchmark::State& state) {
+  const Resolved r = resolved_of(kOom);
+  for (auto _ : state) benchmark::DoNotOptimize(respond(r));
+}
+BENCHMARK(BM_FullResponseOomWithAdvice);
+
+// What the HTTP service does per request: parse JSON, respond, serialize.
+void BM_JsonRoundTrip(benchmark::State& state) {
+  const std::string body =
+      R"({"model":"llama3-70b","num_gpus":64,"gpu":"h100","seq_length":8192,"tensor_parallel":8,)"
+      R"("sequence_parallel":true,"sharding":"fsdp-full","recompute":"selective","gpus_per_node":8})";
+  for (auto _ : state) {
+    Result<Request> request = request_from_json(body);
+    Result<Response> response = respond(request.value());
+    benchmark::DoNotOptimize(response_to_json(response.value(), {"bench", 0.0}));
+  }
+}
+BENCHMARK(BM_JsonRoundTrip);
+
+}  // namespace
+
+BENCHMARK_MAIN();

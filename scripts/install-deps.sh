@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what trainfit needs to build and test on Debian 12 (run as root).
+set -euo pipefail
+packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libgtest-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
