@@ -21,7 +21,7 @@ namespace {
 
 enum Exit { kFits = 0, kOom = 1, kBadInput = 2 };
 
-const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus"};
+const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields"};
 
 void usage(std::ostream& out) {
   out << "usage: trainfit <command> [options]\n\n"
@@ -30,7 +30,8 @@ void usage(std::ostream& out) {
          "  min-gpus   the fewest GPUs at which the step fits\n"
          "  sweep      per-GPU memory against GPU count and sequence length (48 points each)\n"
          "  models     the model catalog\n"
-         "  gpus       the GPU catalog\n\n"
+         "  gpus       the GPU catalog\n"
+         "  fields     every request field: JSON name, CLI flag, accepted values\n\n"
          "'trainfit <command> --help' lists a command's options. --version prints the version.\n"
          "Exit codes: 0 fits, 1 does not fit, 2 bad input or usage.\n"
          "Example: trainfit estimate --model llama3-70b --gpus 8 --gpu h100 --seq 8192 --zero 3 --recompute full\n";
@@ -144,7 +145,8 @@ int run_catalog_command(const std::string& command, int argc, char** argv) {
   const std::string format = vm["format"].as<std::string>();
   if (format != "table" && format != "json") return bad_input("format='" + format + "' is not valid; accepted: table|json");
   if (command == "models") cli::print_models(std::cout, format == "json");
-  else cli::print_gpus(std::cout, format == "json");
+  else if (command == "gpus") cli::print_gpus(std::cout, format == "json");
+  else cli::print_fields(std::cout, format == "json");
   return kFits;
 }
 
@@ -165,7 +167,7 @@ int main(int argc, char** argv) {
       std::cout << "trainfit " << TRAINFIT_VERSION << "\n";
       return kFits;
     }
-    if (command == "models" || command == "gpus") return run_catalog_command(command, argc - 1, argv + 1);
+    if (command == "models" || command == "gpus" || command == "fields") return run_catalog_command(command, argc - 1, argv + 1);
     if (command == "estimate" || command == "min-gpus" || command == "sweep") {
       return run_request_command(command, argc - 1, argv + 1);
     }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trainfit/catalog.h"
+#include "trainfit/request.h"
 
 namespace trainfit::cli {
 namespace {
@@ -212,6 +213,21 @@ void print_gpus(std::ostream& out, bool json) {
     std::snprintf(buffer, sizeof buffer, "%-11s %13.2f  %-41s %s\n", g.name.c_str(), g.capacity_bytes / kGiB,
                   g.description.c_str(), aliases.c_str());
     out << buffer;
+  }
+}
+
+void print_fields(std::ostream& out, bool json) {
+  if (json) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const FieldSpec& f : request_fields()) {
+      list.push_back({{"name", f.name}, {"flag", std::string("--") + f.flag}, {"accepted", f.accepted}, {"help", f.help}});
+    }
+    out << list.dump(2) << "\n";
+    return;
+  }
+  out << "| JSON field | CLI flag | accepted | meaning |\n|---|---|---|---|\n";
+  for (const FieldSpec& f : request_fields()) {
+    out << "| `" << f.name << "` | `--" << f.flag << "` | " << f.accepted << " | " << f.help << " |\n";
   }
 }
 

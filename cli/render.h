@@ -13,5 +13,6 @@ void print_sweep_table(std::ostream& out, const Response& r, bool gpus, bool seq
 void print_sweep_csv(std::ostream& out, const Response& r, bool gpus, bool seq);
 void print_models(std::ostream& out, bool json);
 void print_gpus(std::ostream& out, bool json);
+void print_fields(std::ostream& out, bool json);
 
 }  // namespace trainfit::cli

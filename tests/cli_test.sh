@@ -39,6 +39,7 @@ check sweep 0 "per-GPU memory vs GPU count" -- "$bin" sweep --model llama3-8b --
 check sweep-csv 1 "^gpus,1,4096," -- "$bin" sweep --model llama3-8b --zero 3 --format csv --over gpus
 check models 0 "llama3-405b" -- "$bin" models
 check gpus 0 "h100 .* 79.65" -- "$bin" gpus
+check fields 0 '^\| `seq_length` \| `--seq`' -- "$bin" fields
 check models-json 0 '"parameters": 8030261248' -- "$bin" models --format json
 # Bad input: exit 2 and one clear line.
 check bad-seq 2 "seq_length='abc' is not valid; accepted: integer" -- "$bin" estimate --model llama3-8b --seq abc

@@ -119,21 +119,23 @@ std::vector<Advice> advise(const Config& c, const Breakdown& now, const MinGpus&
   // that beats adding GPUs alone.
   for (const Candidate& cand : candidates_for(c)) {
     const Breakdown b = estimate(cand.config);
-    const std::string change = flag_change(cand.field, cand.value) + cand.also;
     if (b.fits && cand.config.num_gpus == c.num_gpus) {
       if (!has_field(fitting, cand.field)) {
-        fitting.push_back({change, cand.field, cand.value, c.num_gpus, b.per_gpu_total / kGiB, true});
+        fitting.push_back({flag_change(cand.field, cand.value) + cand.also, cand.field, cand.value, c.num_gpus,
+                           b.per_gpu_total / kGiB, true});
       }
       continue;
     }
     if (has_field(combined, cand.field)) continue;
-    const MinGpus with = min_gpus_to_fit(cand.config);
-    if (with.gpus == 0 || (more.gpus > 0 && with.gpus >= more.gpus)) continue;
+    // Only worth offering when it needs fewer GPUs than adding GPUs alone.
+    const MinGpus with = min_gpus_to_fit(cand.config, more.gpus > 0 ? more.gpus - 1 : 0);
+    if (with.gpus == 0) continue;
     Config x = cand.config;
     x.num_gpus = std::max(with.gpus, x.num_gpus);
     const Breakdown at = estimate(x);
-    combined.push_back({change + " " + flag_change("num_gpus", std::to_string(x.num_gpus)), cand.field, cand.value,
-                        x.num_gpus, at.per_gpu_total / kGiB, at.fits});
+    combined.push_back({flag_change(cand.field, cand.value) + cand.also + " " +
+                            flag_change("num_gpus", std::to_string(x.num_gpus)),
+                        cand.field, cand.value, x.num_gpus, at.per_gpu_total / kGiB, at.fits});
   }
   std::vector<Advice> out = fitting;
   for (Advice& a : combined) if (!has_field(out, a.field)) out.push_back(std::move(a));

@@ -15,15 +15,15 @@ constexpr int64_t kMaxGpus = int64_t{1} << 20;
 // The valid GPU counts in increasing order, addressed by index 1, 2, 3, ...
 class ValidCounts {
  public:
-  explicit ValidCounts(const Config& c)
+  ValidCounts(const Config& c, int64_t at_most)
       : unit_(std::lcm(c.tp * c.pp * c.cp, c.tp * c.pp * c.ep)), node_(c.gpus_per_node) {
     if (node_ > 0) {
-      in_node_ = node_ / unit_;                    // unit, 2 unit, ... up to one node
-      node_step_ = std::lcm(unit_, node_);         // then whole nodes that hold whole units
-      first_node_multiple_ = in_node_ * unit_ / node_step_ + 1;
-      size_ = in_node_ + std::max<int64_t>(0, kMaxGpus / node_step_ - first_node_multiple_ + 1);
+      in_node_ = std::min(node_, at_most) / unit_;  // unit, 2 unit, ... up to one node
+      node_step_ = std::lcm(unit_, node_);          // then whole nodes that hold whole units
+      first_node_multiple_ = node_ / unit_ * unit_ / node_step_ + 1;
+      size_ = in_node_ + std::max<int64_t>(0, at_most / node_step_ - first_node_multiple_ + 1);
     } else {
-      size_ = kMaxGpus / unit_;
+      size_ = at_most / unit_;
     }
   }
   int64_t size() const { return size_; }
@@ -55,9 +55,9 @@ std::string why_none(const Breakdown& widest, int64_t gpus) {
 
 }  // namespace
 
-MinGpus min_gpus_to_fit(const Config& c) {
+MinGpus min_gpus_to_fit(const Config& c, int64_t at_most) {
   MinGpus out;
-  const ValidCounts counts(c);
+  const ValidCounts counts(c, at_most > 0 ? std::min(at_most, kMaxGpus) : kMaxGpus);
   if (counts.size() < 1) {
     out.reason = "tensor*pipeline*context parallel exceeds the largest supported job";
     return out;

@@ -100,8 +100,9 @@ struct MinGpus {
   std::string reason;    // why none, when gpus == 0
 };
 
-// Smallest GPU count at which the step fits, respecting tp*pp*cp, ep and gpus_per_node.
-TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config);
+// Smallest GPU count at which the step fits, respecting tp*pp*cp, ep and gpus_per_node;
+// searching up to at_most GPUs (0 = the largest supported job, 2^20).
+TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config, int64_t at_most = 0);
 
 struct GpuPoint {
   int64_t num_gpus;
