@@ -39,7 +39,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"model=llama3-405b,gpu=h100,seq_length=8192,sharding=fsdp-full,tensor_parallel=8,"
                            "pipeline_parallel=4,num_gpus=32,recompute=full,gpus_per_node=8"},
                       Case{"model=llama3-8b,gpu=l40s,seq_length=2048,zero_stage=2,precision=bf16,recompute=full"},
-                      Case{"model=mixtral-8x7b,gpu=h200,zero_stage=3,expert_parallel=2,num_gpus=2,recompute=full"}));
+                      Case{"model=mixtral-8x7b,gpu=h200,zero_stage=3,expert_parallel=2,num_gpus=2,recompute=full"}),
+    [](const ::testing::TestParamInfo<Case>& info) { return "Layout" + std::to_string(info.index); });
 
 TEST(MinGpus, NoneWhenActivationsAloneExceedHbm) {
   const Config c = testing::config_of("model=llama3-70b,seq_length=1048576,zero_stage=3,attention=eager");

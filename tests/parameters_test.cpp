@@ -1,4 +1,5 @@
 // Parameter counts: the catalog's exact published counts, and HF config.json fixtures.
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -59,7 +60,13 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, HfConfig,
                                            HfCase{"llama-3-70b.config.json", 70553706496.0},
                                            HfCase{"gpt2.config.json", 124439808.0},
                                            HfCase{"qwen2.5-7b.config.json", 7615616512.0},
-                                           HfCase{"mixtral-8x7b.config.json", 46702792704.0}));
+                                           HfCase{"mixtral-8x7b.config.json", 46702792704.0}),
+                         [](const ::testing::TestParamInfo<HfCase>& info) {
+                           std::string name = info.param.file;
+                           name = name.substr(0, name.find(".config"));
+                           for (char& ch : name) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
 
 TEST(HfConfigErrors, ReportsWhatIsWrong) {
   EXPECT_NE(geometry_from_hf_config("{\"model_type\": \"llama\"").error().message.find("byte"), std::string::npos);

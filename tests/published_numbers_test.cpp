@@ -65,7 +65,11 @@ INSTANTIATE_TEST_SUITE_P(
         FigureOne{"korthikanti-530b",
                   "tensor_parallel=8,pipeline_parallel=35,virtual_pipeline=3,num_gpus=280,micro_batch=1", 114.02, 23.08},
         FigureOne{"korthikanti-1t", "tensor_parallel=8,pipeline_parallel=64,num_gpus=512,micro_batch=1", 131.25,
-                  26.56}));
+                  26.56}),
+    [](const ::testing::TestParamInfo<FigureOne>& info) {
+      std::string name = std::string(info.param.model).substr(12);  // after "korthikanti-"
+      return "Model" + name;
+    });
 
 // Korthikanti Figure 7 (22B): memory of each technique as % of no recompute.
 // Published 66.84 / 49.42 / 16.18 / 7.64; the paper's own formula gives 66.77 / 49.37 / 16.14 / 7.59.

@@ -70,7 +70,7 @@ std::vector<GpuSpec> load_gpus() {
       spec.name = g.at("name").get<std::string>();
       spec.aliases = aliases_of(g);
       spec.description = g.value("description", "");
-      spec.capacity_bytes = g.at("capacity_mib").get<double>() * 1024.0 * 1024.0;
+      spec.capacity_bytes = g.at("capacity_bytes").get<double>();
       spec.source = g.value("source", "");
       out.push_back(std::move(spec));
     }
