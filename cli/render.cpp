@@ -49,6 +49,7 @@ std::vector<Line> lines(const Response& r) {
       {"transients", "layer_backward", s.transients.layer_backward},
       {"transients", "loss_forward", s.transients.loss_forward},
       {"transients", "loss_backward", s.transients.loss_backward},
+      {"transients", "held_logits", s.transients.held_logits},
       {"transients", "comm_buckets", s.transients.comm_buckets},
       {"transients", "optimizer_step", s.transients.optimizer_step},
       {"transients", "context_parallel", s.transients.context_parallel},

@@ -34,7 +34,7 @@ INSTANTIATE_TEST_SUITE_P(
     Layouts, MinGpusCase,
     ::testing::Values(Case{"model=llama3-70b,gpu=h100,seq_length=8192,zero_stage=3,recompute=full"},
                       Case{"model=llama3-70b,gpu=h100,seq_length=8192,zero_stage=3,recompute=full,gpus_per_node=8"},
-                      Case{"model=llama3-70b,gpu=a100-40gb,seq_length=4096,zero_stage=3,tensor_parallel=4,num_gpus=4,"
+                      Case{"model=llama3-70b,gpu=a100-40gb,seq_length=4096,zero_stage=3,tensor_parallel=4,num_gpus=4,recompute=full,"
                            "sequence_parallel=true,gpus_per_node=8"},
                       Case{"model=llama3-405b,gpu=h100,seq_length=8192,sharding=fsdp-full,tensor_parallel=8,"
                            "pipeline_parallel=4,num_gpus=32,recompute=full,gpus_per_node=8"},

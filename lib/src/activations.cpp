@@ -3,7 +3,8 @@
 // sbh(34 + 5as/h) per GPT layer, split into a replicated part (10) and a
 // TP-split part (24/t). Generalized here tensor by tensor to GQA, SwiGLU,
 // RMSNorm, no-dropout models, flash attention and context parallelism
-// (shared/notes/memory-model.md section 1.6).
+// (shared/notes/memory-model.md section 1.6), and to what PyTorch eager
+// modules really save (ops = eager; measured in tests/fidelity, docs/fidelity.md).
 #include <algorithm>
 #include <cmath>
 
@@ -12,9 +13,14 @@
 namespace trainfit::model {
 namespace {
 
-double norm_stats_bytes(const Config& c) {
-  // fp32 statistics saved by the norm: rstd (RMSNorm) or mean + rstd (LayerNorm).
-  return c.geo.norm == Norm::kLayerNorm ? 8.0 : 4.0;
+// One norm's saved tensors per token, excluding its output (the next GEMM's input).
+double norm_bytes_per_token(const Config& c) {
+  const double h = static_cast<double>(c.geo.hidden), R = residual_bytes(c);
+  if (c.geo.norm == Norm::kLayerNorm) return R * h + 8.0;  // input + fp32 mean, rstd (native layer_norm)
+  if (c.ops == Ops::kFused) return R * h + 4.0;            // input + fp32 rstd (fused RMSNorm)
+  // HF LlamaRMSNorm in eager PyTorch: the fp32 upcast of the input, its square
+  // (kept by pow/mean), the normalized tensor in the residual dtype, and rstd.
+  return (4.0 + 4.0 + R) * h + 4.0;
 }
 
 // Saved activations of one MLP / MoE block per token, excluding its input.
@@ -35,6 +41,19 @@ double mlp_bytes_per_token(const Config& c) {
   return 4.0 * static_cast<double>(g.experts) + k * Ain * h + k * dense(static_cast<double>(g.moe_ffn)) + k * A * h;
 }
 
+// How many low-precision copies of the two norm outputs the GEMMs save. Under autocast
+// with an fp32 residual each projection casts its input itself (autocast caches only
+// leaf weights): q, k, v and gate, up separately in HF Llama; one fused QKV and one fc1
+// in GPT-2 and Megatron.
+double gemm_input_copies(const Config& c) {
+  const bool per_consumer_cast = c.ops == Ops::kEager && residual_bytes(c) > gemm_input_bytes(c);
+  if (!per_consumer_cast) return 2.0;
+  const bool separate_projections = c.geo.norm == Norm::kRmsNorm;
+  const double attention = separate_projections ? 3.0 : 1.0;
+  const double mlp = separate_projections && c.geo.mlp == Mlp::kSwiGlu ? 2.0 : 1.0;
+  return attention + mlp;
+}
+
 }  // namespace
 
 double core_attention_bytes(const Config& c) {
@@ -45,6 +64,7 @@ double core_attention_bytes(const Config& c) {
   const double scores = static_cast<double>(g.heads) / static_cast<double>(c.tp) * tokens(c) *
                         static_cast<double>(c.seq_length);
   if (g.dropout) return (A + 1.0 + A) * scores;  // softmax out, dropout mask, dropout out: 5as^2b
+  if (c.ops == Ops::kFused) return A * scores;   // fused scale-mask-softmax output (Megatron)
   // HF eager attention: softmax(dtype=float32) saves its fp32 output, and the
   // probabilities cast back to the compute dtype are saved by the P@V matmul.
   return (4.0 + (A < 4.0 ? A : 0.0)) * scores;
@@ -59,12 +79,14 @@ double layer_bytes(const Config& c, Recompute mode) {
   if (mode == Recompute::kFull) return R * T * h / r;  // only the layer input (Korthikanti: 2sbh, /t with SP)
 
   const double d = h / static_cast<double>(g.heads);
-  const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * d;  // K/V width on this rank
-  const double mask = g.dropout ? 1.0 : 0.0;                             // 1-byte dropout masks
+  const double kv_native = std::ceil(static_cast<double>(g.kv_heads) / t) * d;  // K/V width on this rank
+  // HF eager attention materializes K and V repeated to every query head (repeat_kv).
+  const double kv = (c.ops == Ops::kEager && c.attention == Attention::kEager) ? h / t : kv_native;
+  const double mask = g.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
   // Replicated region (split by t only with sequence parallelism):
-  // two norm inputs + stats, QKV input and MLP input (norm outputs), two dropout masks.
-  double bytes = (2.0 * (R * h + norm_stats_bytes(c)) + 2.0 * Ain * h + 2.0 * mask * h) * T / r;
-  // TP region: Q and K after RoPE, V, the output-projection input.
+  // two norms, QKV input and MLP input (norm outputs), two dropout masks.
+  double bytes = (2.0 * norm_bytes_per_token(c) + gemm_input_copies(c) * Ain * h + 2.0 * mask * h) * T / r;
+  // TP region: Q (after RoPE), K and V, the output-projection input.
   bytes += (A * h / t + A * kv + A * kv + Ain * h / t) * T;
   // Flash attention keeps only the fp32 log-sum-exp per head (FlashAttention-2, arXiv 2307.08691).
   if (c.attention == Attention::kFlash) bytes += 4.0 * static_cast<double>(g.heads) / t * T;
@@ -73,11 +95,21 @@ double layer_bytes(const Config& c, Recompute mode) {
   return bytes;
 }
 
+double mlp_saved_bytes(const Config& c) { return mlp_bytes_per_token(c) * tokens(c); }
+
+double attention_mask_bytes(const Config& c) {
+  // Eager attention adds a materialized causal mask (HF: s x s in the compute dtype).
+  if (c.attention != Attention::kEager || c.ops != Ops::kEager) return 0.0;
+  return act_bytes(c) * static_cast<double>(c.seq_length / c.cp) * static_cast<double>(c.seq_length);
+}
+
 Activations stage_activations(const Config& c, const StageParams& p) {
   Activations a;
-  const double T = tokens(c), h = static_cast<double>(c.geo.hidden);
+  const Geometry& g = c.geo;
+  const double T = tokens(c), h = static_cast<double>(g.hidden);
   const double t = static_cast<double>(c.tp), r = sp_divisor(c);
   const double pp = static_cast<double>(c.pp), m = static_cast<double>(c.num_microbatches);
+  const double A = act_bytes(c), Ain = gemm_input_bytes(c);
   // 1F1B: stage k holds min(m, p - k) micro-batches; the first stage p of them
   // (L/p layers each = L layers' worth), the last stage one. Interleaving with v
   // chunks multiplies the first stage by 1 + (p-1)/(p v) (Korthikanti section 4.2.3).
@@ -89,19 +121,27 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   a.per_layer = layer_bytes(c, c.recompute);
   a.inflight_layers = static_cast<double>(p.layers) * in_flight;
   a.layers = a.per_layer * a.inflight_layers;
+  const double micro_batches = c.pp > 1 && p.first ? std::min(m, pp) : 1.0;
   if (p.first) {
     // Token ids (int64, Megatron: 8sbp) and the embedding dropout mask (sbhp/t).
-    a.embedding = (8.0 * T + (c.geo.dropout ? T * h / r : 0.0)) * std::min(m, pp);
+    a.embedding = (8.0 * T + (g.dropout ? T * h / r : 0.0)) * micro_batches;
+  }
+  if (c.ops == Ops::kEager) {
+    // RoPE's cos and sin tables, saved by q*cos and rotate_half(q)*sin, shared by all layers.
+    if (g.learned_positions == 0) a.embedding += 2.0 * A * static_cast<double>(c.seq_length / c.cp) * h / static_cast<double>(g.heads) * micro_batches;
+    // Checkpointed layers save their inputs, the causal mask among them.
+    if (c.recompute == Recompute::kFull) a.embedding += attention_mask_bytes(c) * micro_batches;
   }
   if (p.last) {
-    const double V = static_cast<double>(c.geo.vocab) / t;  // vocab-parallel logits
-    const double A = act_bytes(c), Ain = gemm_input_bytes(c), R = residual_bytes(c);
-    // Final norm input + LM-head input (Korthikanti: 4sbh/t with SP).
-    a.logits_loss = (R * h + norm_stats_bytes(c) + Ain * h) * T / r;
+    const double V = static_cast<double>(g.vocab) / t;  // vocab-parallel logits
+    // Final norm + LM-head input (Korthikanti: 4sbh/t with SP).
+    a.logits_loss = (norm_bytes_per_token(c) + Ain * h) * T / r;
+    // HF shifts labels: the loss sees s-1 positions per sequence.
+    const double loss_tokens = c.ops == Ops::kEager ? T - static_cast<double>(c.micro_batch) : T;
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
     switch (c.loss) {
       case Loss::kStandard:  // log_softmax saves its output: Korthikanti's fp32 logits 4sbV/t
-        a.logits_loss += softmax_bytes * T * V;
+        a.logits_loss += softmax_bytes * loss_tokens * V;
         break;
       case Loss::kChunked:  // per-chunk upcast + recompute: only the low-precision logits stay
         a.logits_loss += A * T * V;
@@ -113,10 +153,12 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   }
   // Low-precision weight copies saved by the matmuls for backward: torch.autocast
   // casts fp32 weights once per forward; Transformer Engine keeps FP8 weight copies.
-  // Under ZeRO-3/FSDP the units arrive already cast (counted as transients instead).
+  // Checkpointed layers run forward without saving them; under ZeRO-3/FSDP the units
+  // arrive already cast (counted as transients instead).
   if (!weights_sharded(c)) {
-    if (c.precision == Precision::kBf16Amp) a.weight_cache = 2.0 * p.linear;
-    if (c.precision == Precision::kFp8) a.weight_cache = 1.0 * p.linear;
+    const double copied = c.recompute == Recompute::kFull ? p.linear - p.layer_linear : p.linear;
+    if (c.precision == Precision::kBf16Amp) a.weight_cache = 2.0 * copied;
+    if (c.precision == Precision::kFp8) a.weight_cache = 1.0 * copied;
   }
   return a;
 }

@@ -16,13 +16,24 @@ StageMemory stage_memory(const Config& c, bool first, bool last, double* host) {
   s.activations = model::stage_activations(c, p);
   s.transients = model::stage_transients(c, p);
   const Transients& x = s.transients;
-  const double resident = s.states.total();
+  // Gradients that appear during backward (set_to_none) are not there in forward.
+  const double late_grads = model::grads_persist(c) ? 0.0 : s.states.grads;
   const double saved = s.activations.total();
+  const double layer_work = x.recompute + x.layer_backward;
+  const double resident = s.states.total() - late_grads + x.held_logits;
   s.forward_peak = resident + saved + x.fsdp_units_fwd + x.loss_forward + x.context_parallel;
-  // The loss backward runs before any layer's; a layer's recompute + gradients after it.
-  s.backward_peak = resident + saved + x.fsdp_units_bwd + x.comm_buckets + x.context_parallel +
-                    std::max(x.loss_backward, x.recompute + x.layer_backward);
-  s.optimizer_peak = resident + x.optimizer_step;  // activations are freed by then
+  // Backward frees saved activations as it allocates gradients, layer by layer, so the
+  // peak is at the loss backward (everything saved, no gradients yet), at the last
+  // layer's backward (the loss' saved tensors freed, the head's gradients allocated),
+  // or at the first layer's (every gradient, little saved).
+  const double grad_per_param = late_grads / std::max(1.0, p.dense + p.experts);
+  const double at_loss = saved + x.loss_backward;
+  const double at_last_layer = saved - s.activations.logits_loss + grad_per_param * p.head + layer_work;
+  const double at_first_layer = late_grads - grad_per_param * (p.embedding + p.per_layer) +
+                                s.activations.embedding + layer_work;
+  s.backward_peak = resident + x.fsdp_units_bwd + x.comm_buckets + x.context_parallel +
+                    std::max({at_loss, at_last_layer, at_first_layer});
+  s.optimizer_peak = resident + late_grads + x.optimizer_step;  // activations are freed by then
   s.tensor_peak = std::max({s.forward_peak, s.backward_peak, s.optimizer_peak});
   s.peak_phase = s.tensor_peak == s.backward_peak ? "backward"
                  : s.tensor_peak == s.forward_peak ? "forward"

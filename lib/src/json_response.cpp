@@ -43,6 +43,7 @@ ordered_json breakdown_json(const Response& r) {
                      {"layer_backward_gb", gib(s.transients.layer_backward)},
                      {"loss_forward_gb", gib(s.transients.loss_forward)},
                      {"loss_backward_gb", gib(s.transients.loss_backward)},
+                     {"held_logits_gb", gib(s.transients.held_logits)},
                      {"comm_buckets_gb", gib(s.transients.comm_buckets)},
                      {"optimizer_step_gb", gib(s.transients.optimizer_step)},
                      {"context_parallel_gb", gib(s.transients.context_parallel)}};
@@ -53,6 +54,11 @@ ordered_json breakdown_json(const Response& r) {
   j["overheads"] = {{"cuda_context_gb", gib(b.overheads.cuda_context)},
                     {"nccl_gb", gib(b.overheads.nccl)},
                     {"allocator_gb", gib(b.overheads.allocator)}};
+  // Exact bytes of the headline figures, for checks finer than the GiB rounding.
+  j["bytes"] = {{"model_states", std::llround(s.states.total())},
+                {"activations", std::llround(s.activations.total())},
+                {"per_gpu_total", std::llround(b.per_gpu_total)},
+                {"capacity", std::llround(b.capacity)}};
   j["host_offload"] = {{"per_gpu_gb", gib(b.host_offload_per_gpu)},
                        {"per_node_gb", gib(b.host_offload_per_gpu * static_cast<double>(
                                                  c.gpus_per_node > 0 ? std::min(c.gpus_per_node, c.num_gpus) : 1))}};
@@ -65,8 +71,8 @@ ordered_json config_json(const Config& c) {
           {"num_kv_heads", c.geo.kv_heads}, {"ffn_hidden", c.geo.ffn}, {"vocab_size", c.geo.vocab},
           {"tied_embeddings", c.geo.tied}, {"mlp", to_string(c.geo.mlp)}, {"norm", to_string(c.geo.norm)},
           {"num_experts", c.geo.experts},
-          {"precision", to_string(c.precision)}, {"optimizer", to_string(c.optimizer)},
-          {"recompute", to_string(c.recompute)}, {"attention", to_string(c.attention)},
+          {"precision", to_string(c.precision)}, {"optimizer", to_string(c.optimizer)}, {"optimizer_impl", to_string(c.optimizer_impl)},
+          {"recompute", to_string(c.recompute)}, {"attention", to_string(c.attention)}, {"ops", to_string(c.ops)},
           {"loss", to_string(c.loss)}, {"logits_fp32", c.logits_fp32},
           {"tensor_parallel", c.tp}, {"pipeline_parallel", c.pp}, {"virtual_pipeline", c.vpp},
           {"sequence_parallel", c.sp}, {"context_parallel", c.cp}, {"expert_parallel", c.ep},

@@ -11,7 +11,12 @@ struct StageParams {
   double dense = 0;         // TP-sharded + replicated parameters
   double experts = 0;       // routed-expert parameters (divided by EP and TP)
   double linear = 0;        // weights that enter a matmul (autocast/FP8 copies)
+  double layer_linear = 0;  // ... of which inside the transformer layers
   double largest_unit = 0;  // largest FSDP/ZeRO-3 unit: one layer, or the (un)embedding
+  double largest_tensor = 0;  // largest single parameter tensor
+  double head = 0;            // final norm + LM head (their gradients come first in backward)
+  double embedding = 0;       // input embedding (its gradient comes last)
+  double per_layer = 0;       // one transformer layer (dense + experts on this rank)
   int64_t layers = 0;       // transformer layers on this stage
   bool first = true, last = true;
 };
@@ -28,9 +33,16 @@ int64_t expert_shard_group(const Config& c);
 // Model states on the GPU; *host gets what offload moves to host RAM.
 ModelStates gpu_states(const Config& c, const StageParams& p, double* host);
 
+// Whether gradient buffers live through the whole step. PyTorch with
+// zero_grad(set_to_none=True) (its default) allocates them in backward; gradient
+// accumulation, Megatron's main_grad buffers and DeepSpeed's partitions keep them.
+bool grads_persist(const Config& c);
+
 // Saved activations (activations.cpp).
 double layer_bytes(const Config& c, Recompute mode);  // one layer, one micro-batch
 double core_attention_bytes(const Config& c);          // eager s^2 terms of one layer
+double attention_mask_bytes(const Config& c);          // eager attention's causal mask
+double mlp_saved_bytes(const Config& c);               // one layer's MLP block, one micro-batch
 Activations stage_activations(const Config& c, const StageParams& p);
 
 // Phase-local buffers and fixed overheads (transients.cpp, overheads.cpp).

@@ -86,6 +86,11 @@ bool weights_sharded(const Config& c) {
   return c.zero_stage == 3 || c.sharding == Sharding::kFsdpGradOp;
 }
 
+bool grads_persist(const Config& c) {
+  return c.num_microbatches > 1 || c.fp32_grads || c.precision == Precision::kFp16Amp ||
+         c.precision == Precision::kFp8 || (c.sharding == Sharding::kZero && c.zero_stage >= 1);
+}
+
 ModelStates gpu_states(const Config& c, const StageParams& p, double* host) {
   const StateBytes b = state_bytes(c);
   auto shard = [&](double per_param, bool sharded) {

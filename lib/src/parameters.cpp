@@ -72,22 +72,30 @@ StageParams stage_params(const Config& c, bool first, bool last) {
   const double layer_dense = attn + mlp + replicated;
   const double L = static_cast<double>(s.layers);
   s.dense = L * layer_dense;
+  s.per_layer = layer_dense + experts_on_rank;
   s.experts = L * experts_on_rank;
   s.linear = L * (attn + mlp + experts_on_rank);
+  s.layer_linear = s.linear;
   s.largest_unit = layer_dense + experts_on_rank;
+  // Largest matrix of a layer: an MLP projection, a q/o projection, or one expert's.
+  s.largest_tensor = std::max(h * (moe ? static_cast<double>(g.moe_ffn) : static_cast<double>(g.ffn)) / t, h * h / t);
   // Vocab-parallel embedding and LM head (Megatron VocabParallelEmbedding): V*h/t each.
   const double vocab_rows = static_cast<double>(g.vocab) * h / t;
   const double positions = static_cast<double>(g.learned_positions) * h;
   if (first) {
     s.dense += vocab_rows + positions;
+    s.embedding = vocab_rows + positions;
     s.largest_unit = std::max(s.largest_unit, vocab_rows + positions);
+    s.largest_tensor = std::max(s.largest_tensor, vocab_rows);
   }
   if (last) {
     s.dense += norm_params(g);
     // Untied: its own LM head. Tied with p > 1: the last stage keeps a copy of the embedding.
     if (!g.tied || !first) s.dense += vocab_rows;
+    s.head = vocab_rows + norm_params(g);
     s.linear += vocab_rows;
     s.largest_unit = std::max(s.largest_unit, vocab_rows);
+    s.largest_tensor = std::max(s.largest_tensor, vocab_rows);
   }
   // model_params_b overrides the geometry's count: scale every part alike.
   if (g.params_override > 0) {
@@ -95,7 +103,12 @@ StageParams stage_params(const Config& c, bool first, bool last) {
     s.dense *= scale;
     s.experts *= scale;
     s.linear *= scale;
+    s.layer_linear *= scale;
     s.largest_unit *= scale;
+    s.largest_tensor *= scale;
+    s.head *= scale;
+    s.embedding *= scale;
+    s.per_layer *= scale;
   }
   return s;
 }

@@ -54,10 +54,12 @@ const std::vector<Row>& rows() {
       // numerics
       {{"precision", "precision", FieldKind::kString, "fp32|bf16|bf16-amp|fp16-amp|fp8", "numerics regime"}, &Request::precision},
       {{"optimizer", "optimizer", FieldKind::kString, "adamw|adamw-8bit|sgd|adafactor|lion", "optimizer"}, &Request::optimizer},
+      {{"optimizer_impl", "optimizer-impl", FieldKind::kString, "foreach|fused|loop", "optimizer implementation: foreach (PyTorch's CUDA default), fused, or the single-tensor loop (CPU default)"}, &Request::optimizer_impl},
       {{"fp32_grads", "fp32-grads", FieldKind::kBool, "true|false", "fp32 gradient buffers (Megatron main_grad / DeepSpeed): 18 B/param AMP Adam"}, &Request::fp32_grads},
       // activations
       {{"recompute", "recompute", FieldKind::kString, "none|selective|full", "activation recomputation"}, &Request::recompute},
       {{"attention", "attention", FieldKind::kString, "eager|flash", "attention kernel"}, &Request::attention},
+      {{"ops", "ops", FieldKind::kString, "eager|fused", "layer implementation: eager PyTorch modules (HF transformers) or fused kernels (Megatron, Transformer Engine)"}, &Request::ops},
       {{"logits_fp32", "logits-fp32", FieldKind::kBool, "true|false", "logits upcast to fp32 for the loss"}, &Request::logits_fp32},
       {{"loss", "loss", FieldKind::kString, "standard|chunked|fused", "cross-entropy implementation"}, &Request::loss},
       // parallelism

@@ -79,9 +79,12 @@ constexpr Choice<Optimizer> kOptimizers[] = {{"adamw", Optimizer::kAdamW},
                                              {"sgd", Optimizer::kSgd},
                                              {"adafactor", Optimizer::kAdafactor},
                                              {"lion", Optimizer::kLion}};
+constexpr Choice<OptimizerImpl> kOptimizerImpls[] = {
+    {"foreach", OptimizerImpl::kForeach}, {"fused", OptimizerImpl::kFused}, {"loop", OptimizerImpl::kLoop}};
 constexpr Choice<Recompute> kRecomputes[] = {
     {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
 constexpr Choice<Attention> kAttentions[] = {{"eager", Attention::kEager}, {"flash", Attention::kFlash}};
+constexpr Choice<Ops> kOps[] = {{"eager", Ops::kEager}, {"fused", Ops::kFused}};
 constexpr Choice<Loss> kLosses[] = {{"standard", Loss::kStandard}, {"chunked", Loss::kChunked}, {"fused", Loss::kFused}};
 constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},
                                            {"fsdp-full", Sharding::kFsdpFull},
@@ -220,7 +223,10 @@ Result<Resolved> resolve(const Request& r) {
     c.precision = named;
   }
   if (!r.precision && !r.precision_bits) notes.push_back("precision=bf16-amp (fp32 params, bf16 autocast)");
-  if (!take_enum(r.optimizer, "optimizer", kOptimizers, &c.optimizer, &e)) return e;
+  if (!take_enum(r.optimizer, "optimizer", kOptimizers, &c.optimizer, &e) ||
+      !take_enum(r.optimizer_impl, "optimizer_impl", kOptimizerImpls, &c.optimizer_impl, &e)) {
+    return e;
+  }
   if (r.fp32_grads) c.fp32_grads = *r.fp32_grads;
 
   // --- activations ---
@@ -239,7 +245,7 @@ Result<Resolved> resolve(const Request& r) {
     c.recompute = named;
   }
   if (!take_enum(r.attention, "attention", kAttentions, &c.attention, &e) ||
-      !take_enum(r.loss, "loss", kLosses, &c.loss, &e)) {
+      !take_enum(r.loss, "loss", kLosses, &c.loss, &e) || !take_enum(r.ops, "ops", kOps, &c.ops, &e)) {
     return e;
   }
   if (!r.attention) notes.push_back("attention=flash");
@@ -371,10 +377,14 @@ const char* to_string(Optimizer v) {
   }
   return "?";
 }
+const char* to_string(OptimizerImpl v) {
+  return v == OptimizerImpl::kForeach ? "foreach" : v == OptimizerImpl::kFused ? "fused" : "loop";
+}
 const char* to_string(Recompute v) {
   return v == Recompute::kNone ? "none" : v == Recompute::kSelective ? "selective" : "full";
 }
 const char* to_string(Attention v) { return v == Attention::kEager ? "eager" : "flash"; }
+const char* to_string(Ops v) { return v == Ops::kEager ? "eager" : "fused"; }
 const char* to_string(Loss v) { return v == Loss::kStandard ? "standard" : v == Loss::kChunked ? "chunked" : "fused"; }
 const char* to_string(Sharding v) {
   switch (v) {

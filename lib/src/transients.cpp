@@ -36,12 +36,24 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   // selective: the core attention), plus gradient buffers: the gradients of the
   // layer's input and output, the widest intermediate gradients (two F-wide for
   // a gated MLP), and for eager attention the score gradients. [derived]
-  if (c.recompute == Recompute::kFull) x.recompute = layer_bytes(c, Recompute::kNone);
+  if (c.recompute == Recompute::kFull) {
+    x.recompute = layer_bytes(c, Recompute::kNone);
+    // Recomputing under autocast casts (and saves) the layer's weights again.
+    if (c.precision == Precision::kBf16Amp && !weights_sharded(c)) {
+      x.recompute += 2.0 * p.layer_linear / static_cast<double>(std::max<int64_t>(1, p.layers));
+    }
+  }
   if (c.recompute == Recompute::kSelective) x.recompute = core_attention_bytes(c);
+  // Backward walks the layer in reverse: the MLP first (gradients of the layer output
+  // and input, two F-wide gradients), then attention, by when the MLP's saved tensors and
+  // the probabilities are freed; eager softmax backward holds two fp32 score-sized
+  // gradients (of its output and input). [derived; measured in docs/fidelity.md]
   const double ffn = g.experts > 0 ? static_cast<double>(g.top_k * g.moe_ffn) : static_cast<double>(g.ffn);
   x.layer_backward = 2.0 * R * T * h / r + 2.0 * A * T * ffn / t;
   if (c.attention == Attention::kEager) {
-    x.layer_backward += 4.0 * static_cast<double>(g.heads) / t * T * static_cast<double>(c.seq_length);
+    const double scores = static_cast<double>(g.heads) / t * T * static_cast<double>(c.seq_length);
+    const double freed = mlp_saved_bytes(c) + (c.recompute == Recompute::kSelective ? 0.0 : A * scores);
+    x.layer_backward = std::max(x.layer_backward, 8.0 * scores - freed);
   }
 
   if (p.last) {
@@ -49,11 +61,21 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
     switch (c.loss) {
       case Loss::kStandard:
-        // Forward: the logits (and their fp32 upcast) beside log_softmax's output.
-        // Backward: nll_loss's dense gradient and log_softmax_backward's output
-        // beside the saved output (litgpt PR #2311: aten::_log_softmax + backward buffers).
-        x.loss_forward = A * T * V + (c.logits_fp32 && A < 4.0 ? 4.0 * T * V : 0.0);
-        x.loss_backward = 2.0 * softmax_bytes * T * V;
+        if (c.ops == Ops::kEager) {
+          // HF ForCausalLMLoss: the (upcast) logits stay referenced by the model output
+          // through backward; forward also holds the shifted contiguous copy (or, during
+          // the upcast, the low-precision logits); backward nll's dense gradient and
+          // log_softmax_backward's output (litgpt PR #2311).
+          const double shifted = T - static_cast<double>(c.micro_batch);
+          x.held_logits = softmax_bytes * T * V;
+          x.loss_forward = std::max(softmax_bytes * shifted * V, softmax_bytes > A ? A * T * V : 0.0);
+          x.loss_backward = 2.0 * softmax_bytes * shifted * V;
+        } else {
+          // Fused/Megatron: the logits (and their fp32 upcast) beside the loss' output;
+          // backward: the gradient buffers beside the saved output.
+          x.loss_forward = A * T * V + (c.logits_fp32 && A < 4.0 ? 4.0 * T * V : 0.0);
+          x.loss_backward = 2.0 * softmax_bytes * T * V;
+        }
         break;
       case Loss::kChunked:  // one of 8 chunks at a time (torchtune CEWithChunkedOutputLoss: 8)
         x.loss_forward = 2.0 * 4.0 * T * V / 8.0;
@@ -83,14 +105,20 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     allgather_bucket = elements * b.weight;
   }
 
-  // Optimizer step: foreach AdamW materializes one temporary per parameter
-  // (torch/optim/adamw.py _multi_tensor: exp_avg_sq_sqrt), and a 16-bit-grad
-  // regime upcasts gradients to fp32 (ZeRO section 3.2 "fused fp32 buffer").
+  // Optimizer step (torch/optim/adamw.py): the foreach implementation materializes one
+  // temporary per parameter (_multi_tensor: exp_avg_sq_sqrt); the single-tensor loop
+  // two of the largest tensor at a time (sqrt, then the division); fused kernels none.
+  // A 16-bit-grad regime upcasts gradients to fp32 (ZeRO section 3.2 "fused fp32 buffer").
   if (!c.offload_optimizer && c.optimizer != Optimizer::kAdamW8bit) {
     const double owned = (p.dense / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1)) +
                          (p.experts / static_cast<double>(c.zero_stage >= 1 ? expert_shard_group(c) : 1));
     const double state = c.precision == Precision::kBf16 ? 2.0 : 4.0;
-    x.optimizer_step = owned * (state + (b.master > 0 && b.grad < 4.0 ? 4.0 : 0.0));
+    switch (c.optimizer_impl) {
+      case OptimizerImpl::kForeach: x.optimizer_step = owned * state; break;
+      case OptimizerImpl::kLoop: x.optimizer_step = 2.0 * state * std::min(owned, p.largest_tensor); break;
+      case OptimizerImpl::kFused: x.optimizer_step = 0.0; break;
+    }
+    if (b.master > 0 && b.grad < 4.0) x.optimizer_step += 4.0 * owned;
   }
   x.optimizer_step += allgather_bucket;
 

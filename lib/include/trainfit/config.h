@@ -18,8 +18,14 @@ enum class Norm { kRmsNorm, kLayerNorm };
 enum class Bias { kNone, kQkv, kAll };
 enum class Precision { kFp32, kBf16, kBf16Amp, kFp16Amp, kFp8 };
 enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor, kLion };
+// PyTorch's three optimizer implementations: multi-tensor (the CUDA default), fused
+// kernels, and the single-tensor loop (the CPU default).
+enum class OptimizerImpl { kForeach, kFused, kLoop };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Attention { kEager, kFlash };
+// How the layers are implemented: PyTorch eager modules as in HF transformers, or fused
+// kernels as in Megatron-LM / Transformer Engine. It decides which intermediates are saved.
+enum class Ops { kEager, kFused };
 enum class Loss { kStandard, kChunked, kFused };
 enum class Sharding { kZero, kFsdpFull, kFsdpGradOp, kFsdpHybrid };
 
@@ -53,10 +59,12 @@ struct Config {
   // Numerics
   Precision precision = Precision::kBf16Amp;
   Optimizer optimizer = Optimizer::kAdamW;
+  OptimizerImpl optimizer_impl = OptimizerImpl::kForeach;
   bool fp32_grads = false;
   // Activations
   Recompute recompute = Recompute::kNone;
   Attention attention = Attention::kFlash;
+  Ops ops = Ops::kEager;
   bool logits_fp32 = false;
   Loss loss = Loss::kStandard;
   // Parallelism
@@ -89,8 +97,10 @@ TRAINFIT_API std::string layout_problem(const Config& config);
 
 TRAINFIT_API const char* to_string(Precision value);
 TRAINFIT_API const char* to_string(Optimizer value);
+TRAINFIT_API const char* to_string(OptimizerImpl value);
 TRAINFIT_API const char* to_string(Recompute value);
 TRAINFIT_API const char* to_string(Attention value);
+TRAINFIT_API const char* to_string(Ops value);
 TRAINFIT_API const char* to_string(Loss value);
 TRAINFIT_API const char* to_string(Sharding value);
 TRAINFIT_API const char* to_string(Mlp value);

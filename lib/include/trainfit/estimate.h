@@ -50,6 +50,7 @@ struct Transients {
   double layer_backward = 0;    // gradient buffers of the layer being back-propagated
   double loss_forward = 0;      // logits alive together with the loss' output
   double loss_backward = 0;     // gradient of the logits
+  double held_logits = 0;       // logits the model returns, referenced until the step ends (HF)
   double comm_buckets = 0;      // gradient reduce buckets (backward)
   double optimizer_step = 0;    // optimizer temporaries + param all-gather bucket
   double context_parallel = 0;  // ring-attention KV exchange buffers

@@ -43,10 +43,12 @@ struct Request {
   // --- numerics ---
   std::optional<std::string> precision;
   std::optional<std::string> optimizer;
+  std::optional<std::string> optimizer_impl;
   std::optional<bool> fp32_grads;
   // --- activations ---
   std::optional<std::string> recompute;
   std::optional<std::string> attention;
+  std::optional<std::string> ops;
   std::optional<bool> logits_fp32;
   std::optional<std::string> loss;
   // --- parallelism ---
