@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what trainfit needs to build and test on Debian 12 (run as root).
 set -euo pipefail
-packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libgtest-dev libbenchmark-dev)
+packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libgtest-dev libbenchmark-dev
+          python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,9 @@
 // Advice: the cheapest changes that make a step fit, in rough order of what
 // they cost the run (throughput first, then engineering), each with its prediction.
+#include <cstring>
 #include <functional>
+
+#include "model.h"
 
 #include "trainfit/estimate.h"
 
@@ -16,8 +19,10 @@ struct Candidate {
 
 // "--tp=2": the CLI spelling of a change (the SPANK options prefix it with llm-).
 std::string flag_change(const char* field, const std::string& value) {
-  const FieldSpec* spec = find_field(field);
-  return std::string("--") + (spec ? spec->flag : field) + "=" + value;
+  for (const FieldSpec& spec : request_fields()) {
+    if (std::strcmp(spec.name, field) == 0) return std::string("--") + spec.flag + "=" + value;
+  }
+  return std::string("--") + field + "=" + value;
 }
 
 bool valid(const Config& c) { return layout_problem(c).empty() && c.geo.heads % c.tp == 0; }
@@ -93,7 +98,7 @@ void add_combination(const Config& c, std::vector<Advice>& out) {
     changes += (changes.empty() ? "" : " ") + flag_change(best->field, best->value) + best->also;
     fields += (fields.empty() ? "" : ",") + std::string(best->field);
     current = best->config;
-    const MinGpus with = min_gpus_to_fit(current);
+    const MinGpus with = model::search_min_gpus(current, 0, false);
     if (with.gpus > 0) {
       current.num_gpus = std::max(with.gpus, current.num_gpus);
       const Breakdown at = estimate(current);
@@ -128,7 +133,7 @@ std::vector<Advice> advise(const Config& c, const Breakdown& now, const MinGpus&
     }
     if (has_field(combined, cand.field)) continue;
     // Only worth offering when it needs fewer GPUs than adding GPUs alone.
-    const MinGpus with = min_gpus_to_fit(cand.config, more.gpus > 0 ? more.gpus - 1 : 0);
+    const MinGpus with = model::search_min_gpus(cand.config, more.gpus > 0 ? more.gpus - 1 : 0, false);
     if (with.gpus == 0) continue;
     Config x = cand.config;
     x.num_gpus = std::max(with.gpus, x.num_gpus);

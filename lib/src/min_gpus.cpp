@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "model.h"
 #include "text.h"
 #include "trainfit/estimate.h"
 
@@ -55,7 +56,11 @@ std::string why_none(const Breakdown& widest, int64_t gpus) {
 
 }  // namespace
 
-MinGpus min_gpus_to_fit(const Config& c, int64_t at_most) {
+MinGpus min_gpus_to_fit(const Config& c, int64_t at_most) { return model::search_min_gpus(c, at_most, true); }
+
+namespace model {
+
+MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain) {
   MinGpus out;
   const ValidCounts counts(c, at_most > 0 ? std::min(at_most, kMaxGpus) : kMaxGpus);
   if (counts.size() < 1) {
@@ -67,7 +72,7 @@ MinGpus min_gpus_to_fit(const Config& c, int64_t at_most) {
   widest.num_gpus = counts.at(counts.size());
   const Breakdown floor = estimate(widest);
   if (!floor.fits) {
-    out.reason = why_none(floor, widest.num_gpus);
+    if (explain) out.reason = why_none(floor, widest.num_gpus);
     return out;
   }
   // The first three counts one by one: the data-parallel communicator and DDP
@@ -93,5 +98,7 @@ MinGpus min_gpus_to_fit(const Config& c, int64_t at_most) {
   out.gpus = counts.at(probe);
   return out;
 }
+
+}  // namespace model
 
 }  // namespace trainfit

@@ -38,6 +38,9 @@ ModelStates gpu_states(const Config& c, const StageParams& p, double* host);
 // accumulation, Megatron's main_grad buffers and DeepSpeed's partitions keep them.
 bool grads_persist(const Config& c);
 
+// min_gpus_to_fit without building the reason text when none is found (for advice).
+MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain);
+
 // Saved activations (activations.cpp).
 double layer_bytes(const Config& c, Recompute mode);  // one layer, one micro-batch
 double core_attention_bytes(const Config& c);          // eager s^2 terms of one layer

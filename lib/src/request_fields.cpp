@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <variant>
 #include <vector>
@@ -82,8 +83,9 @@ const std::vector<Row>& rows() {
 }
 
 const Row* find_row(const std::string& key) {
+  const char* k = key.c_str();
   for (const Row& row : rows()) {
-    if (key == row.spec.name || key == row.spec.flag) return &row;
+    if (std::strcmp(k, row.spec.name) == 0 || std::strcmp(k, row.spec.flag) == 0) return &row;
   }
   return nullptr;
 }

@@ -20,15 +20,43 @@ def storage_of(t):
     return s.data_ptr(), s.nbytes()
 
 
-def build(geo, precision, recompute, device):
+def build(geo, precision, recompute, device, attention="eager", hf=False):
     torch.manual_seed(0)
-    model = Decoder(geo["arch"], geo["layers"], geo["hidden"], geo["heads"], geo["kv_heads"], geo["ffn"],
-                    geo["vocab"], positions=geo["seq"], recompute=recompute).to(device)
+    if hf:
+        model = hf_llama(geo, attention, recompute).to(device)
+    else:
+        model = Decoder(geo["arch"], geo["layers"], geo["hidden"], geo["heads"], geo["kv_heads"], geo["ffn"],
+                        geo["vocab"], positions=geo["seq"], recompute=recompute, attention=attention).to(device)
     if precision == "bf16":
         model = model.to(torch.bfloat16)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(0, geo["vocab"], (geo["batch"], geo["seq"]), device=device)
     return model, optimizer, ids
+
+
+class HfWrapper(torch.nn.Module):
+    """Gives transformers' LlamaForCausalLM the harness' (loss, logits) interface."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids, labels):
+        out = self.model(input_ids=ids, labels=labels, use_cache=False)
+        return out.loss, out.logits
+
+
+def hf_llama(geo, attention, recompute):
+    """The real transformers LlamaForCausalLM with a small config (only when importable)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig(hidden_size=geo["hidden"], num_hidden_layers=geo["layers"],
+                         num_attention_heads=geo["heads"], num_key_value_heads=geo["kv_heads"],
+                         intermediate_size=geo["ffn"], vocab_size=geo["vocab"], tie_word_embeddings=False,
+                         max_position_embeddings=max(geo["seq"], 128), attn_implementation=attention)
+    model = LlamaForCausalLM(config)
+    if recompute:
+        model.gradient_checkpointing_enable()
+    return HfWrapper(model)
 
 
 def forward(model, ids, precision, device):
@@ -102,8 +130,8 @@ def peak_bytes_cpu(model, optimizer, ids, precision):
     return start + peak
 
 
-def measure(geo, precision, recompute, device="cpu"):
-    model, optimizer, ids = build(geo, precision, recompute, device)
+def measure(geo, precision, recompute, device="cpu", attention="eager", hf=False):
+    model, optimizer, ids = build(geo, precision, recompute, device, attention, hf)
     # Two warm-up steps: the optimizer states exist from the first step on.
     for _ in range(2):
         step(model, optimizer, ids, precision, device)

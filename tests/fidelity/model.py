@@ -50,8 +50,9 @@ def repeat_kv(x, n_rep):
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, hidden, heads, kv_heads, bias=False):
+    def __init__(self, hidden, heads, kv_heads, bias=False, attention="eager"):
         super().__init__()
+        self.attention = attention
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
         self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=bias)
         self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=bias)
@@ -66,6 +67,9 @@ class LlamaAttention(nn.Module):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         n_rep = self.heads // self.kv_heads
+        if self.attention == "sdpa":  # PyTorch >= 2.0: flash / memory-efficient kernels on CUDA
+            out = F.scaled_dot_product_attention(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), is_causal=True)
+            return self.o_proj(out.transpose(1, 2).reshape(b, s, -1))
         k = repeat_kv(k, n_rep)
         v = repeat_kv(v, n_rep)
         scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
@@ -88,10 +92,10 @@ class SwiGLU(nn.Module):
 
 
 class LlamaLayer(nn.Module):
-    def __init__(self, hidden, heads, kv_heads, ffn):
+    def __init__(self, hidden, heads, kv_heads, ffn, attention="eager"):
         super().__init__()
         self.input_layernorm = RMSNorm(hidden)
-        self.self_attn = LlamaAttention(hidden, heads, kv_heads)
+        self.self_attn = LlamaAttention(hidden, heads, kv_heads, attention=attention)
         self.post_attention_layernorm = RMSNorm(hidden)
         self.mlp = SwiGLU(hidden, ffn)
 
@@ -144,12 +148,13 @@ def shifted_loss(logits, labels):
 class Decoder(nn.Module):
     """arch: 'llama' or 'gpt2'. Returns (loss, fp32 logits) like HF's CausalLMOutput."""
 
-    def __init__(self, arch, layers, hidden, heads, kv_heads, ffn, vocab, positions=0, recompute=False):
+    def __init__(self, arch, layers, hidden, heads, kv_heads, ffn, vocab, positions=0, recompute=False,
+                 attention="eager"):
         super().__init__()
         self.arch, self.recompute, self.heads = arch, recompute, heads
         self.embed_tokens = nn.Embedding(vocab, hidden)
         if arch == "llama":
-            self.layers = nn.ModuleList(LlamaLayer(hidden, heads, kv_heads, ffn) for _ in range(layers))
+            self.layers = nn.ModuleList(LlamaLayer(hidden, heads, kv_heads, ffn, attention) for _ in range(layers))
             self.norm = RMSNorm(hidden)
             self.lm_head = nn.Linear(hidden, vocab, bias=False)
         else:

@@ -9,6 +9,7 @@ measured by measure.py, against `trainfit estimate --format json` for the same g
 Exits 1 when a figure is beyond tolerance: saved activations +-3%, peak +-5%, model states exact.
 """
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -80,30 +81,50 @@ def main():
     parser.add_argument("--only", help="run only geometries whose name contains this")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("run.py: --device cuda needs a CUDA GPU; torch.cuda.is_available() is False", file=sys.stderr)
+        return 2
+    # On a GPU also: SDPA (flash) attention, and transformers' own LlamaForCausalLM when importable.
+    variants = [("ours", "eager")]
+    if args.device == "cuda":
+        variants.append(("ours", "sdpa"))
+        if importlib.util.find_spec("transformers") is not None:
+            variants += [("hf", "eager"), ("hf", "sdpa")]
+        else:
+            print("transformers is not importable: the HF LlamaForCausalLM rows are skipped", file=sys.stderr)
 
     rows, failures = [], 0
     started = time.time()
-    for name, geo in GEOMETRIES:
-        if args.only and args.only not in name:
-            continue
-        for precision in ("bf16", "bf16-amp"):
-            for recompute in (False, True):
-                m = measure.measure(geo, precision, recompute, args.device)
-                p = predict(args.trainfit, request_for(geo, precision, recompute))["breakdown"]["bytes"]
-                states = m["params"] + m["grads"] + m["optimizer"]
-                row = dict(name=name, precision=precision, recompute="full" if recompute else "none",
-                           saved=m["saved"], p_saved=p["activations"], peak=m["peak"], p_peak=p["per_gpu_total"],
-                           states=states, p_states=p["model_states"])
-                row["e_saved"] = error(row["p_saved"], row["saved"])
-                row["e_peak"] = error(row["p_peak"], row["peak"])
-                row["ok"] = (abs(row["e_saved"]) <= TOLERANCE["activations"] and abs(row["e_peak"]) <= TOLERANCE["peak"]
-                             and row["p_states"] == states)
-                failures += not row["ok"]
-                rows.append(row)
-                print(f"{'ok  ' if row['ok'] else 'FAIL'} {name:22s} {precision:8s} recompute={row['recompute']:4s} "
-                      f"saved {m['saved'] / 2**20:8.3f} MiB pred {row['e_saved']:+6.2%}  "
-                      f"peak {m['peak'] / 2**20:8.3f} MiB pred {row['e_peak']:+6.2%}  "
-                      f"states {'exact' if row['p_states'] == states else str(row['p_states'] - states)}", flush=True)
+    runs = [(name, geo, impl, attention, precision, recompute)
+            for name, geo in GEOMETRIES if not args.only or args.only in name
+            for impl, attention in variants if impl == "ours" or geo["arch"] == "llama"
+            for precision in ("bf16", "bf16-amp") for recompute in (False, True)]
+    for name, geo, impl, attention, precision, recompute in runs:
+        m = measure.measure(geo, precision, recompute, args.device, attention, hf=impl == "hf")
+        request = request_for(geo, precision, recompute)
+        if attention == "sdpa":
+            request["attention"] = "flash"
+        if args.device == "cuda":
+            request["optimizer_impl"] = "foreach"  # PyTorch's CUDA default
+        p = predict(args.trainfit, request)["breakdown"]["bytes"]
+        states = m["params"] + m["grads"] + m["optimizer"]
+        if impl == "hf" or attention != "eager":
+            name = f"{name} [{impl} {attention}]"
+        row = dict(name=name, precision=precision, recompute="full" if recompute else "none",
+                   saved=m["saved"], p_saved=p["activations"], peak=m["peak"], p_peak=p["per_gpu_total"],
+                   states=states, p_states=p["model_states"])
+        if "reserved" in m:
+            row["reserved"] = m["reserved"]
+        row["e_saved"] = error(row["p_saved"], row["saved"])
+        row["e_peak"] = error(row["p_peak"], row["peak"])
+        row["ok"] = (abs(row["e_saved"]) <= TOLERANCE["activations"] and abs(row["e_peak"]) <= TOLERANCE["peak"]
+                     and row["p_states"] == states)
+        failures += not row["ok"]
+        rows.append(row)
+        print(f"{'ok  ' if row['ok'] else 'FAIL'} {name:22s} {precision:8s} recompute={row['recompute']:4s} "
+              f"saved {m['saved'] / 2**20:8.3f} MiB pred {row['e_saved']:+6.2%}  "
+              f"peak {m['peak'] / 2**20:8.3f} MiB pred {row['e_peak']:+6.2%}  "
+              f"states {'exact' if row['p_states'] == states else str(row['p_states'] - states)}", flush=True)
     if args.write:
         write_table(args.write, rows, args.device, time.time() - started)
     print(f"{len(rows) - failures} passed, {failures} failed")
@@ -112,6 +133,7 @@ def main():
 
 def write_table(path, rows, device, seconds):
     worst = {k: max(abs(r[k]) for r in rows) for k in ("e_saved", "e_peak")}
+    reserved = any("reserved" in r for r in rows)  # CUDA: torch.cuda.max_memory_reserved
     mean = {k: sum(abs(r[k]) for r in rows) / len(rows) for k in ("e_saved", "e_peak")}
     lines = [
         "# Fidelity: trainfit against measured PyTorch training steps",
@@ -126,19 +148,28 @@ def write_table(path, rows, device, seconds):
         "step plus the bytes live at its start; **states** = parameters + gradients + AdamW moments (AdamW's",
         "4-byte per-tensor step counters excluded). trainfit is asked the same geometry with `attention: eager`,",
         "`ops: eager`, `logits_fp32: true`, `runtime_overhead: false`, one GPU, ZeRO-0. Tolerance: saved ±3%,",
-        "peak ±5%, states exact.",
+        "peak ±5%, states exact. The CPU runs use PyTorch's single-tensor AdamW (its CPU default), so the",
+        "requests say `optimizer_impl: loop`. What these measurements changed in the model: docs/model.md",
+        "(\"Measured against PyTorch\").",
+        "",
+        "GPU: `run.py --device cuda --write docs/fidelity-cuda.md` adds SDPA (flash) attention and, when importable,",
+        "transformers' own LlamaForCausalLM, with torch.cuda.max_memory_allocated as the peak and",
+        "max_memory_reserved beside it. No GPU was lent to the session that built this harness, so that table",
+        "does not exist yet.",
         "",
         f"Worst |error|: saved {worst['e_saved']:.2%}, peak {worst['e_peak']:.2%}. "
         f"Mean |error|: saved {mean['e_saved']:.2%}, peak {mean['e_peak']:.2%}.",
         "",
-        "| geometry | precision | recompute | saved MiB | predicted | error | peak MiB | predicted | error | states MiB | predicted |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| geometry | precision | recompute | saved MiB | predicted | error | peak MiB | predicted | error | states MiB | predicted |"
+        + (" reserved MiB |" if reserved else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if reserved else ""),
     ]
     for r in rows:
         lines.append(
             f"| {r['name']} | {r['precision']} | {r['recompute']} | {r['saved'] / 2**20:.3f} | {r['p_saved'] / 2**20:.3f} | "
             f"{r['e_saved']:+.2%} | {r['peak'] / 2**20:.3f} | {r['p_peak'] / 2**20:.3f} | {r['e_peak']:+.2%} | "
-            f"{r['states'] / 2**20:.3f} | {'exact' if r['p_states'] == r['states'] else r['p_states'] / 2**20} |")
+            f"{r['states'] / 2**20:.3f} | {'exact' if r['p_states'] == r['states'] else r['p_states'] / 2**20} |"
+            + (f" {r['reserved'] / 2**20:.3f} |" if reserved else ""))
     lines += ["", "Geometries (base values, each row varies one):", "",
               f"- llama: `{json.dumps(LLAMA)}`", f"- gpt2: `{json.dumps(GPT2)}`", ""]
     with open(path, "w") as f:
