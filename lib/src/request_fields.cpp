@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <type_traits>
 #include <string>
 #include <variant>
 #include <vector>
@@ -154,6 +156,30 @@ Result<bool> set_field_from_text(Request& request, const std::string& key, const
       return true;
   }
   return bad();
+}
+
+std::string to_key_values(const Request& request, char separator) {
+  std::string out;
+  for (const Row& row : rows()) {
+    std::string value;
+    std::visit(
+        [&](auto member) {
+          const auto& field = request.*member;
+          if (!field) return;
+          using T = std::decay_t<decltype(*field)>;
+          if constexpr (std::is_same_v<T, std::string>) value = *field;
+          else if constexpr (std::is_same_v<T, bool>) value = *field ? "true" : "false";
+          else if constexpr (std::is_same_v<T, double>) {
+            char buffer[32];
+            std::snprintf(buffer, sizeof buffer, "%g", *field);
+            value = buffer;
+          } else value = std::to_string(*field);
+        },
+        row.member);
+    if (value.empty()) continue;
+    out += (out.empty() ? "" : std::string(1, separator)) + row.spec.name + "=" + value;
+  }
+  return out;
 }
 
 void set_geometry(Request& request, const Geometry& g) {

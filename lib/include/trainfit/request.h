@@ -94,6 +94,9 @@ TRAINFIT_API Result<bool> set_field_from_text(Request& request, const std::strin
 TRAINFIT_API Result<bool> apply_key_values(Request& request, const std::string& spec,
                                            char separator = ',');
 
+// The fields that are set, as "name=value" joined by separator (JSON names).
+TRAINFIT_API std::string to_key_values(const Request& request, char separator = ' ');
+
 struct Geometry;
 
 // Sets every geometry field of a request from a geometry (e.g. read from a

@@ -1,0 +1,148 @@
+// trainfit.conf: key = value lines, validated with one clear message per mistake.
+#include <functional>
+
+#include "../text.h"
+#include "trainfit/admission.h"
+#include "trainfit/catalog.h"
+
+namespace trainfit::admission {
+namespace {
+
+Error conf_error(int line, const std::string& message) {
+  return make_error(ErrorCode::kInvalidValue, "trainfit.conf",
+                    "trainfit.conf line " + std::to_string(line) + ": " + message);
+}
+
+using Setter = std::function<std::string(PartitionPolicy&, const std::string&)>;  // "" or the problem
+
+const std::vector<std::pair<std::string, Setter>>& partition_keys() {
+  static const std::vector<std::pair<std::string, Setter>> keys = {
+      {"action",
+       [](PartitionPolicy& p, const std::string& v) -> std::string {
+         if (v == "reject") p.action = Action::kReject;
+         else if (v == "resize") p.action = Action::kResize;
+         else if (v == "warn") p.action = Action::kWarn;
+         else return "action='" + v + "' is not valid; accepted: reject|resize|warn";
+         return "";
+       }},
+      {"resize_max_gpus",
+       [](PartitionPolicy& p, const std::string& v) -> std::string {
+         int64_t n = 0;
+         if (!parse_int(v, &n) || n < 1 || n > (int64_t{1} << 20)) {
+           return "resize_max_gpus='" + v + "' is not valid; accepted: an integer from 1 to 1048576";
+         }
+         p.resize_max_gpus = n;
+         return "";
+       }},
+      {"headroom",
+       [](PartitionPolicy& p, const std::string& v) -> std::string {
+         double x = 0;
+         if (!parse_number(v, &x) || x < 0 || x >= 0.9) {
+           return "headroom='" + v + "' is not valid; accepted: a fraction of HBM kept free, 0 <= x < 0.9";
+         }
+         p.headroom = x;
+         return "";
+       }},
+      {"default_gpu",
+       [](PartitionPolicy& p, const std::string& v) -> std::string {
+         Result<const GpuSpec*> gpu = find_gpu(v);
+         if (!gpu) return "default_gpu: " + gpu.error().message;
+         p.default_gpu = (*gpu)->name;
+         return "";
+       }},
+      {"gpus_per_node",
+       [](PartitionPolicy& p, const std::string& v) -> std::string {
+         int64_t n = 0;
+         if (!parse_int(v, &n) || n < 1 || n > 4096) {
+           return "gpus_per_node='" + v + "' is not valid; accepted: an integer from 1 to 4096";
+         }
+         p.gpus_per_node = n;
+         return "";
+       }},
+      {"require_annotation",
+       [](PartitionPolicy& p, const std::string& v) -> std::string {
+         if (!parse_bool(v, &p.require_annotation)) {
+           return "require_annotation='" + v + "' is not valid; accepted: true|false";
+         }
+         return "";
+       }},
+  };
+  return keys;
+}
+
+}  // namespace
+
+const char* to_string(Action action) {
+  return action == Action::kReject ? "reject" : action == Action::kResize ? "resize" : "warn";
+}
+
+const PartitionPolicy& Policy::for_partition(const std::string& partition) const {
+  auto it = partitions.find(partition);
+  return it == partitions.end() ? defaults : it->second;
+}
+
+Result<Policy> parse_policy(const std::string& text) {
+  Policy policy;
+  // Partition overrides apply on top of the final defaults, whatever the line order.
+  std::vector<std::tuple<int, std::string, std::string, std::string>> overrides;
+  int number = 0;
+  for (const std::string& raw : split(text, '\n')) {
+    ++number;
+    std::string line = raw;
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line = line.substr(0, hash);
+    line = trim(line);
+    if (line.empty()) continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) return conf_error(number, "'" + line + "' is not key = value");
+    const std::string key = lower(trim(line.substr(0, eq))), value = trim(line.substr(eq + 1));
+    if (value.empty()) return conf_error(number, key + " has no value");
+    if (key == "audit_log") {
+      if (value[0] != '/') return conf_error(number, "audit_log='" + value + "' must be an absolute path");
+      policy.audit_log = value;
+      continue;
+    }
+    if (key == "on_error") {
+      if (value != "open" && value != "closed") {
+        return conf_error(number, "on_error='" + value + "' is not valid; accepted: open|closed");
+      }
+      policy.fail_open = value == "open";
+      continue;
+    }
+    if (key.rfind("partition.", 0) == 0) {
+      const size_t dot = key.rfind('.');
+      if (dot <= 10) return conf_error(number, "'" + key + "' should be partition.NAME.KEY");
+      overrides.emplace_back(number, trim(line.substr(10, dot - 10)), key.substr(dot + 1), value);
+      continue;
+    }
+    bool known = false;
+    for (const auto& [name, set] : partition_keys()) {
+      if (name != key) continue;
+      known = true;
+      const std::string problem = set(policy.defaults, value);
+      if (!problem.empty()) return conf_error(number, problem);
+    }
+    if (!known) {
+      std::vector<std::string> names = {"audit_log", "on_error"};
+      for (const auto& entry : partition_keys()) names.push_back(entry.first);
+      const std::string hint = did_you_mean(key, names);
+      return conf_error(number, "unknown key '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                                    "; known: action, resize_max_gpus, headroom, default_gpu, gpus_per_node, "
+                                    "require_annotation, audit_log, on_error, partition.NAME.KEY");
+    }
+  }
+  for (const auto& [line, partition, key, value] : overrides) {
+    auto it = policy.partitions.emplace(partition, policy.defaults).first;
+    bool known = false;
+    for (const auto& [name, set] : partition_keys()) {
+      if (name != key) continue;
+      known = true;
+      const std::string problem = set(it->second, value);
+      if (!problem.empty()) return conf_error(line, "partition " + partition + ": " + problem);
+    }
+    if (!known) return conf_error(line, "unknown partition key '" + key + "'");
+  }
+  return policy;
+}
+
+}  // namespace trainfit::admission

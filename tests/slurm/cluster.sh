@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# A real single-host Slurm cluster on loopback for tests and benchmarks (as root):
+# munged, slurmctld and slurmd from Debian's packages, everything else in a temporary
+# directory, fake GPUs as empty device files (shared/notes/slurm.md). Source it, then:
+#   cluster_start DIR PLUGIN_DIR [job_submit_plugins]   # "" = no job_submit plugin
+#   cluster_stop DIR
+# It exports SLURM_CONF for the clients. Ports are derived from the PID so that
+# several clusters can coexist.
+
+cluster_munge() {
+  if ! pgrep -x munged >/dev/null; then
+    mkdir -p /run/munge /var/lib/munge /var/log/munge
+    [[ -f /etc/munge/munge.key ]] || mungekey -c -k /etc/munge/munge.key 2>/dev/null || \
+      dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 2>/dev/null
+    chown -R munge:munge /run/munge /etc/munge /var/lib/munge /var/log/munge
+    chmod 0700 /etc/munge; chmod 0400 /etc/munge/munge.key
+    runuser -u munge -- /usr/sbin/munged
+  fi
+  for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "cluster: munged does not answer" >&2
+  return 1
+}
+
+cluster_start() {
+  local dir=$1 plugins=$2 job_submit=${3-trainfit}
+  local port=$((20000 + ($$ % 2000) * 4))
+  mkdir -p "$dir"/{state,spool,run,log,dev}
+  for i in $(seq 0 63); do : > "$dir/dev/nvidia$i"; done
+  cluster_munge || return 1
+  cat > "$dir/slurm.conf" <<CONF
+ClusterName=trainfit$$
+SlurmctldHost=localhost
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$plugins
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+SlurmdParameters=config_overrides
+ReturnToService=2
+MpiDefault=none
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+PlugStackConfig=$dir/plugstack.conf
+MaxJobCount=100000
+MinJobAge=2
+${job_submit:+JobSubmitPlugins=$job_submit}
+NodeName=localhost CPUs=64 RealMemory=512000 Gres=gpu:h100:64 State=UNKNOWN
+PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+PartitionName=elastic Nodes=localhost MaxTime=INFINITE State=UP
+PartitionName=strict Nodes=localhost MaxTime=INFINITE State=UP
+CONF
+  cat > "$dir/gres.conf" <<CONF
+AutoDetect=off
+NodeName=localhost Name=gpu Type=h100 File=$dir/dev/nvidia[0-63]
+CONF
+  [[ -f "$dir/plugstack.conf" ]] || \
+    echo "required $plugins/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf" > "$dir/plugstack.conf"
+  export SLURM_CONF=$dir/slurm.conf
+  TRAINFIT_CONF=$dir/trainfit.conf /usr/sbin/slurmctld -f "$dir/slurm.conf" || return 1
+  /usr/sbin/slurmd -f "$dir/slurm.conf" || return 1
+  for _ in $(seq 100); do
+    case "$(sinfo -h -o %T 2>/dev/null | head -1)" in
+      idle*) return 0 ;;
+      drain*|down*) scontrol update nodename=localhost state=resume >/dev/null 2>&1 ;;
+    esac
+    sleep 0.2
+  done
+  echo "cluster: the node never became idle; see $dir/log" >&2
+  return 1
+}
+
+cluster_stop() {
+  local dir=$1
+  for daemon in slurmd slurmctld; do
+    local pidfile="$dir/run/$daemon.pid"
+    [[ -f $pidfile ]] && kill "$(cat "$pidfile")" 2>/dev/null
+  done
+  for _ in $(seq 50); do
+    [[ -f "$dir/run/slurmctld.pid" ]] && kill -0 "$(cat "$dir/run/slurmctld.pid")" 2>/dev/null || break
+    sleep 0.1
+  done
+  return 0
+}
