@@ -2,6 +2,9 @@
 // Target (issue #2): a full response with both 48-point sweeps under 20 us on one core.
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include "trainfit/admission.h"
 #include "trainfit/estimate.h"
 #include "trainfit/json.h"
 #include "trainfit/request.h"
@@ -68,6 +71,45 @@ void BM_JsonRoundTrip(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_JsonRoundTrip);
+
+// What job_submit/trainfit does per annotated job, before the audit append.
+admission::Job admission_job(const char* comment) {
+  admission::Job job;
+  admission::annotation_from_comment(comment, &job.annotation, &job.annotated);
+  job.fields.per_job = "gres:gpu:h100:8";
+  job.gpus = admission::total_gpus(job.fields).value();
+  return job;
+}
+
+void BM_AdmissionAccept(benchmark::State& state) {
+  const admission::Policy policy = admission::parse_policy("gpus_per_node = 8").value();
+  const admission::Job job = admission_job("trainfit: model=llama3-8b seq=4096 zero=3");
+  for (auto _ : state) benchmark::DoNotOptimize(admission::decide(policy, job));
+}
+BENCHMARK(BM_AdmissionAccept);
+
+void BM_AdmissionReject(benchmark::State& state) {
+  const admission::Policy policy = admission::parse_policy("gpus_per_node = 8").value();
+  const admission::Job job = admission_job("trainfit: model=llama3-70b seq=8192 zero=3 recompute=full");
+  for (auto _ : state) benchmark::DoNotOptimize(admission::decide(policy, job));
+}
+BENCHMARK(BM_AdmissionReject);
+
+void BM_AdmissionParseAnnotation(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(admission_job("trainfit: model=llama3-70b seq=8192 zero=3"));
+}
+BENCHMARK(BM_AdmissionParseAnnotation);
+
+void BM_AuditLineAppend(benchmark::State& state) {
+  admission::AuditRecord record;
+  record.decision = admission::decide(admission::parse_policy("").value(),
+                                      admission_job("trainfit: model=llama3-8b seq=4096 zero=3"));
+  char path[] = "/tmp/trainfit-bench-audit-XXXXXX";
+  close(mkstemp(path));
+  for (auto _ : state) benchmark::DoNotOptimize(admission::append_line(path, admission::audit_json(record)));
+  unlink(path);
+}
+BENCHMARK(BM_AuditLineAppend);
 
 }  // namespace
 

@@ -2,7 +2,7 @@
 # Installs what trainfit needs to build and test on Debian 12 (run as root).
 set -euo pipefail
 packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libgtest-dev libbenchmark-dev
-          python3-torch)
+          python3-torch libslurm-dev slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

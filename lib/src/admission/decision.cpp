@@ -70,10 +70,10 @@ std::string oom_message(const Response& r) {
   const Config& c = r.resolved.config;
   std::string line = "trainfit: " + needs(c, r.breakdown) + "; min_gpus_to_fit=" +
                      (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : std::string("none"));
+  // The cheapest change that fits on the GPUs asked for, if there is one.
   for (const Advice& a : r.advice) {
-    if (!a.fits || a.field == "num_gpus") continue;
-    line += " (or: " + as_slurm_flags(a.change) + " fits";
-    line += a.num_gpus == c.num_gpus ? " on " + std::to_string(c.num_gpus) + ")" : ")";
+    if (!a.fits || a.field == "num_gpus" || a.num_gpus != c.num_gpus) continue;
+    line += " (or: " + as_slurm_flags(a.change) + " fits on " + std::to_string(c.num_gpus) + ")";
     break;
   }
   return line;
