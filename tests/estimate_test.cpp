@@ -173,8 +173,10 @@ TEST(Sweeps, FortyEightIncreasingPoints) {
     EXPECT_GE(seqs[i].activation_gb, seqs[i - 1].activation_gb);
   }
   // Log scale: the ratio between neighbours is roughly constant at the top.
-  EXPECT_NEAR(static_cast<double>(gpus[47].num_gpus) / gpus[46].num_gpus,
-              static_cast<double>(gpus[40].num_gpus) / gpus[39].num_gpus, 0.05);
+  auto ratio = [&](size_t i) {
+    return static_cast<double>(gpus[i].num_gpus) / static_cast<double>(gpus[i - 1].num_gpus);
+  };
+  EXPECT_NEAR(ratio(47), ratio(40), 0.05);
 }
 
 }  // namespace

@@ -21,7 +21,9 @@ TEST_P(MinGpusCase, MatchesBruteForce) {
   ASSERT_GT(found.gpus, 0) << found.reason;
   const int64_t unit = c.tp * c.pp * c.cp;
   EXPECT_EQ(found.gpus % unit, 0);
-  if (c.gpus_per_node > 0 && found.gpus > c.gpus_per_node) EXPECT_EQ(found.gpus % c.gpus_per_node, 0);
+  if (c.gpus_per_node > 0 && found.gpus > c.gpus_per_node) {
+    EXPECT_EQ(found.gpus % c.gpus_per_node, 0);
+  }
   EXPECT_TRUE(fits_at(c, found.gpus));
   // No smaller valid count fits.
   for (int64_t gpus = unit; gpus < found.gpus; gpus += unit) {
@@ -40,7 +42,7 @@ INSTANTIATE_TEST_SUITE_P(
                            "pipeline_parallel=4,num_gpus=32,recompute=full,gpus_per_node=8"},
                       Case{"model=llama3-8b,gpu=l40s,seq_length=2048,zero_stage=2,precision=bf16,recompute=full"},
                       Case{"model=mixtral-8x7b,gpu=h200,zero_stage=3,expert_parallel=2,num_gpus=2,recompute=full"}),
-    [](const ::testing::TestParamInfo<Case>& info) { return "Layout" + std::to_string(info.index); });
+    [](const ::testing::TestParamInfo<Case>& param_info) { return "Layout" + std::to_string(param_info.index); });
 
 TEST(MinGpus, NoneWhenActivationsAloneExceedHbm) {
   const Config c = testing::config_of("model=llama3-70b,seq_length=1048576,zero_stage=3,attention=eager");

@@ -61,8 +61,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, HfConfig,
                                            HfCase{"gpt2.config.json", 124439808.0},
                                            HfCase{"qwen2.5-7b.config.json", 7615616512.0},
                                            HfCase{"mixtral-8x7b.config.json", 46702792704.0}),
-                         [](const ::testing::TestParamInfo<HfCase>& info) {
-                           std::string name = info.param.file;
+                         [](const ::testing::TestParamInfo<HfCase>& param_info) {
+                           std::string name = param_info.param.file;
                            name = name.substr(0, name.find(".config"));
                            for (char& ch : name) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;

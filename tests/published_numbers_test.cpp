@@ -53,7 +53,9 @@ TEST_P(Korthikanti, Figure1Activations) {
   EXPECT_NEAR(gib(none.stage.activations.layers), f.none_gib, f.none_gib * 1e-3) << f.model;
   EXPECT_NEAR(gib(sel.stage.activations.layers), f.sp_selective_gib, f.sp_selective_gib * 1e-3) << f.model;
   // With pipelining the figure is the first stage's, which is also the critical one here.
-  if (std::string(f.layout).find("pipeline") != std::string::npos) EXPECT_STREQ(none.critical_stage, "first");
+  if (std::string(f.layout).find("pipeline") != std::string::npos) {
+    EXPECT_STREQ(none.critical_stage, "first");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -66,8 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "tensor_parallel=8,pipeline_parallel=35,virtual_pipeline=3,num_gpus=280,micro_batch=1", 114.02, 23.08},
         FigureOne{"korthikanti-1t", "tensor_parallel=8,pipeline_parallel=64,num_gpus=512,micro_batch=1", 131.25,
                   26.56}),
-    [](const ::testing::TestParamInfo<FigureOne>& info) {
-      std::string name = std::string(info.param.model).substr(12);  // after "korthikanti-"
+    [](const ::testing::TestParamInfo<FigureOne>& param_info) {
+      std::string name = std::string(param_info.param.model).substr(12);  // after "korthikanti-"
       return "Model" + name;
     });
 

@@ -66,7 +66,9 @@ TEST(Advice, FittingAdviceReallyFits) {
   for (const Advice& a : r.advice) {
     Request request;
     ASSERT_TRUE(apply_key_values(request, "model=llama3-70b,num_gpus=8,gpu=h100,seq_length=8192,zero_stage=3").ok());
-    if (a.field == "tensor_parallel") ASSERT_TRUE(set_field_from_text(request, "sequence_parallel", "true").ok());
+    if (a.field == "tensor_parallel") {
+      ASSERT_TRUE(set_field_from_text(request, "sequence_parallel", "true").ok());
+    }
     ASSERT_TRUE(set_field_from_text(request, a.field, a.value).ok()) << a.change;
     ASSERT_TRUE(set_field_from_text(request, "num_gpus", std::to_string(a.num_gpus)).ok()) << a.change;
     Result<Response> changed = respond(request, {false, false});

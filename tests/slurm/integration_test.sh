@@ -120,3 +120,31 @@ grep -q '"action":"resize".*"resized_to":'"$expected" "$dir/audit.jsonl" && ok "
 # 12. slurmctld is alive and logged no trainfit error.
 if scontrol ping | grep -q UP && ! grep -q "job_submit/trainfit: internal" "$dir/log/slurmctld.log"; then ok "slurmctld healthy"
 else fail "slurmctld health" "$(tail -5 "$dir/log/slurmctld.log")"; fi
+
+# 13. plugstack.conf arguments: unknown keys are errors.
+echo "required $build/plugin/spank_trainfit.so default_gpu=h100 colour=red" > "$dir/bad-plugstack.conf"
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/bad-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-badspank.conf"
+out=$(SLURM_CONF=$dir/slurm-badspank.conf sbatch --gpus=h100:8 --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $out == *"unknown argument 'colour=red'"* ]] && ok "plugstack.conf: unknown argument refused" \
+  || fail "plugstack arguments" "rc=$rc" "$out"
+
+# 14. An unwritable audit log is reported once and does not stop admission.
+cluster_stop "$dir"
+sed -i "s|^audit_log = .*|audit_log = /nonexistent-dir/audit.jsonl|" "$dir/trainfit.conf"
+cluster_start "$dir" "$build/plugin" trainfit || fail "restart with unwritable audit log"
+rcs=""
+for _ in 1 2 3; do
+  sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1; rcs+="$?"
+done
+reported=$(grep -c "audit log disabled" "$dir/log/slurmctld.log")
+[[ $rcs == 000 && $reported -eq 1 ]] && ok "unwritable audit log: reported once, jobs admitted" \
+  || fail "unwritable audit log" "rcs=$rcs reported=$reported"
+
+# 15. An invalid trainfit.conf is named in slurmctld's log with its line; on_error = open admits.
+cluster_stop "$dir"
+printf 'action = deny\n' > "$dir/trainfit.conf"
+cluster_start "$dir" "$build/plugin" trainfit || fail "restart with an invalid trainfit.conf"
+out=$(sbatch -H --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
+if grep -q "trainfit.conf line 1: action='deny' is not valid; accepted: reject|resize|warn" "$dir/log/slurmctld.log" &&
+   [[ $rc -eq 0 ]]; then ok "invalid trainfit.conf logged with its line; jobs admitted (on_error = open)"
+else fail "invalid trainfit.conf" "rc=$rc" "$(grep trainfit "$dir/log/slurmctld.log" | tail -2)"; fi
