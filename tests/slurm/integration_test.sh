@@ -100,6 +100,13 @@ out=$(timeout 120 salloc --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 \
 if [[ $rc -ne 0 && $out != *step-ran* && $out == *"min_gpus_to_fit=$expected"*"step refused"* ]]; then ok "srun step predicted to OOM refused"
 else fail "srun refused" "rc=$rc" "$out"; fi
 
+# 9b. salloc and srun allocations pass job_submit too: rejected before any allocation.
+out=$(timeout 60 salloc --gpus=h100:8 "${big[@]}" true 2>&1); rc=$?
+[[ $rc -ne 0 && $out == *"min_gpus_to_fit=$expected"* ]] && ok "salloc allocation rejected" || fail "salloc" "rc=$rc" "$out"
+out=$(timeout 60 srun --gpus=h100:8 "${big[@]}" echo ran 2>&1); rc=$?
+[[ $rc -ne 0 && $out != *ran* && $out == *"min_gpus_to_fit=$expected"* ]] && ok "srun allocation rejected" \
+  || fail "srun allocation" "rc=$rc" "$out"
+
 # 10. scontrol update is checked the same way (job_modify).
 job=$(sbatch --parsable -H --gpus=h100:32 "${big[@]}" --wrap true 2>&1)
 out=$(scontrol update jobid="$job" TresPerJob=gres:gpu:h100:8 \
@@ -110,10 +117,10 @@ scontrol cancel "$job" 2>/dev/null
 
 # 11. The audit log has exactly one line per decision, each valid JSON.
 # Decisions: accept(1) reject(2) resize(3) comment reject + accept(4) check accept(7)
-# strict reject(8) salloc accept x2 (9) submit accept + modify reject (10) = 11.
+# strict reject(8) salloc accept x2 (9) salloc + srun reject (9b) submit accept + modify reject (10) = 13.
 lines=$(audit_lines)
 valid=$(/usr/bin/python3 -c "import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)['action']))" "$dir/audit.jsonl")
-if [[ $lines -eq 11 && $valid -eq 11 ]]; then ok "audit log: one JSON line per decision (11)"
+if [[ $lines -eq 13 && $valid -eq 13 ]]; then ok "audit log: one JSON line per decision (13)"
 else fail "audit log" "lines=$lines valid=$valid" "$(cut -c1-160 "$dir/audit.jsonl")"; fi
 grep -q '"action":"resize".*"resized_to":'"$expected" "$dir/audit.jsonl" && ok "audit records resized_to" || fail "audit resized_to"
 
