@@ -98,15 +98,19 @@ int parse_args(int ac, char** av) {
   return 0;
 }
 
+// The geometry of --llm-hf-config, read on the submit host.
+Result<Geometry> hf_geometry() {
+  std::ifstream in(g_values["hf-config"]);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return geometry_from_hf_config(text.str());
+}
+
 // The annotation the options describe; the HF geometry first, options on top.
 Result<Request> annotation() {
   Request request;
-  auto hf = g_values.find("hf-config");
-  if (hf != g_values.end()) {
-    std::ifstream in(hf->second);
-    std::ostringstream text;
-    text << in.rdbuf();
-    Result<Geometry> geometry = geometry_from_hf_config(text.str());
+  if (g_values.count("hf-config")) {
+    Result<Geometry> geometry = hf_geometry();
     if (!geometry) return geometry.error();
     set_geometry(request, geometry.value());
   }
@@ -143,10 +147,7 @@ int allocator_post_opt(spank_t sp) {
   }
   if (g_values.count("hf-config")) {  // the geometry travels with the job
     Request geometry;
-    std::ifstream in(g_values["hf-config"]);
-    std::ostringstream text;
-    text << in.rdbuf();
-    set_geometry(geometry, geometry_from_hf_config(text.str()).value());
+    set_geometry(geometry, hf_geometry().value());  // parsed above by annotation()
     const std::string spec = to_key_values(geometry, ',');
     if (spank_job_control_setenv(sp, "TRAINFIT_GEOMETRY", spec.c_str(), 1) != ESPANK_SUCCESS) {
       say_error("trainfit: could not attach the HF geometry to the job");

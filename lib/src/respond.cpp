@@ -32,18 +32,25 @@ Result<Response> respond(const Request& request, ResponseOptions options) {
   }
 }
 
-std::string verdict(const Response& r) {
-  const Config& c = r.resolved.config;
-  const Breakdown& b = r.breakdown;
-  // Catalog GPUs read as users write them ("H100"); a custom capacity stays as given.
+std::string gpu_label(const Config& c) {
   std::string gpu = c.gpu_name;
   if (find_gpu(gpu).ok()) {
     for (char& ch : gpu) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   }
-  const std::string what = (c.model_name.empty() ? std::string("model") : c.model_name) + " at seq " +
-                           std::to_string(c.seq_length) + " needs " + format_gib(b.per_gpu_total) +
-                           " GiB per GPU on " + std::to_string(c.num_gpus) + " x " + gpu + " (" +
-                           format_gib(b.capacity) + " GiB usable";
+  return gpu;
+}
+
+std::string needs_line(const Config& c, const Breakdown& b) {
+  return (c.model_name.empty() ? std::string("model") : c.model_name) + " at seq " + std::to_string(c.seq_length) +
+         " needs " + format_gib(b.per_gpu_total) + " GiB per GPU on " + std::to_string(c.num_gpus) + " x " +
+         gpu_label(c) + " (" + format_gib(b.capacity) + " GiB usable)";
+}
+
+std::string verdict(const Response& r) {
+  const Config& c = r.resolved.config;
+  const Breakdown& b = r.breakdown;
+  std::string what = needs_line(c, b);
+  what.pop_back();  // reopen the parenthesis for the percentage
   char percent[16];
   std::snprintf(percent, sizeof percent, "%.0f%%", 100.0 * b.per_gpu_total / b.capacity);
   if (b.fits) return "FITS: " + what + ", " + percent + ")";

@@ -87,6 +87,15 @@ out=$(sbatch --gpus=h100:8 --llm-model=llama3-7b --wrap true 2>&1); rc=$?
 out=$(sbatch --gpus=h100:32 "${big[@]}" --llm-check --wrap true 2>&1); rc=$?
 [[ $rc -eq 0 && $out == *"min_gpus_to_fit=$expected on h100"* ]] && ok "--llm-check prints min_gpus_to_fit" || fail "--llm-check" "rc=$rc" "$out"
 
+# 7b. --llm-hf-config is read on the submit host; the geometry travels with the job.
+out=$(sbatch --gpus=h100:8 --llm-hf-config="$here/../fixtures/hf/llama-3-70b.config.json" --llm-seq=8192 \
+        --llm-zero=3 --llm-recompute=full --wrap true 2>&1); rc=$?
+[[ $rc -eq 1 && $out == *"at seq 8192 needs"*"min_gpus_to_fit=$expected"* ]] && ok "--llm-hf-config geometry reaches job_submit" \
+  || fail "--llm-hf-config" "rc=$rc" "$out"
+out=$(sbatch --gpus=h100:8 --llm-hf-config=/nonexistent.json --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $out == *"--llm-hf-config='/nonexistent.json' cannot be read"* ]] && ok "--llm-hf-config unreadable fails at once" \
+  || fail "--llm-hf-config unreadable" "rc=$rc" "$out"
+
 # 8. The partition that requires an annotation refuses an unannotated job.
 out=$(sbatch -p strict --gpus=h100:8 --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"requires an LLM training annotation"* ]] && ok "require_annotation" || fail "require_annotation" "rc=$rc" "$out"
@@ -117,10 +126,11 @@ scontrol cancel "$job" 2>/dev/null
 
 # 11. The audit log has exactly one line per decision, each valid JSON.
 # Decisions: accept(1) reject(2) resize(3) comment reject + accept(4) check accept(7)
-# strict reject(8) salloc accept x2 (9) salloc + srun reject (9b) submit accept + modify reject (10) = 13.
+# hf-config reject (7b) strict reject(8) salloc accept x2 (9) salloc + srun reject (9b)
+# submit accept + modify reject (10) = 14.
 lines=$(audit_lines)
 valid=$(/usr/bin/python3 -c "import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)['action']))" "$dir/audit.jsonl")
-if [[ $lines -eq 13 && $valid -eq 13 ]]; then ok "audit log: one JSON line per decision (13)"
+if [[ $lines -eq 14 && $valid -eq 14 ]]; then ok "audit log: one JSON line per decision (14)"
 else fail "audit log" "lines=$lines valid=$valid" "$(cut -c1-160 "$dir/audit.jsonl")"; fi
 grep -q '"action":"resize".*"resized_to":'"$expected" "$dir/audit.jsonl" && ok "audit records resized_to" || fail "audit resized_to"
 

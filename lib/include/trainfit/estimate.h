@@ -157,4 +157,11 @@ TRAINFIT_API Response respond(const Resolved& resolved, ResponseOptions options 
 // One line a user reads at a glance.
 TRAINFIT_API std::string verdict(const Response& response);
 
+// "llama3-70b at seq 8192 needs 97.3 GiB per GPU on 8 x H100 (79.6 GiB usable)": the
+// part of every verdict and Slurm message that states the prediction.
+TRAINFIT_API std::string needs_line(const Config& config, const Breakdown& breakdown);
+
+// The GPU as users write it: "H100" for catalog GPUs, a custom capacity as given.
+TRAINFIT_API std::string gpu_label(const Config& config);
+
 }  // namespace trainfit

@@ -34,18 +34,6 @@ std::string as_slurm_flags(const std::string& change) {
   return out;
 }
 
-std::string gpu_label(const Config& c) {
-  std::string gpu = c.gpu_name;
-  for (char& ch : gpu) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return gpu;
-}
-
-std::string needs(const Config& c, const Breakdown& b) {
-  return (c.model_name.empty() ? std::string("the model") : c.model_name) + " at seq " + std::to_string(c.seq_length) +
-         " needs " + format_gib(b.per_gpu_total) + " GiB per GPU on " + std::to_string(c.num_gpus) + " x " +
-         gpu_label(c) + " (" + format_gib(b.capacity) + " GiB usable)";
-}
-
 Decision refuse(Action action, std::string message) {
   Decision d;
   d.verdict = action == Action::kWarn ? Verdict::kWarn : Verdict::kReject;
@@ -68,7 +56,7 @@ const char* to_string(Verdict v) {
 
 std::string oom_message(const Response& r) {
   const Config& c = r.resolved.config;
-  std::string line = "trainfit: " + needs(c, r.breakdown) + "; min_gpus_to_fit=" +
+  std::string line = "trainfit: " + needs_line(c, r.breakdown) + "; min_gpus_to_fit=" +
                      (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : std::string("none"));
   // The cheapest change that fits on the GPUs asked for, if there is one.
   for (const Advice& a : r.advice) {
@@ -161,7 +149,7 @@ Decision decide(const Policy& policy, const Job& job) {
     d.new_nodes = d.resized_to > per_node ? (d.resized_to + per_node - 1) / per_node : 0;
   }
   d.message = "trainfit: resized from " + std::to_string(job.gpus.gpus) + " to " + std::to_string(d.resized_to) +
-              " x " + gpu_label(resized) + ": " + needs(r.resolved.config, r.breakdown) + "; " +
+              " x " + gpu_label(resized) + ": " + needs_line(r.resolved.config, r.breakdown) + "; " +
               format_gib(after.per_gpu_total) + " GiB on " + std::to_string(d.resized_to) + "; global batch " +
               std::to_string(d.global_batch) + " -> " + std::to_string(new_batch) + " sequences";
   d.global_batch = new_batch;
