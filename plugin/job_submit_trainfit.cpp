@@ -152,6 +152,9 @@ int check(const char* event, job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   } else if (!gpus) {
     decision.verdict = job.annotated ? Verdict::kReject : Verdict::kPass;
     decision.message = job.annotated ? "trainfit: " + gpus.error().message : "";
+  } else if (err_msg == nullptr && gpus->gpus == 0) {
+    // An update that does not touch the GPU request cannot change the verdict.
+    decision.verdict = Verdict::kPass;
   } else {
     job.gpus = gpus.value();
     decision = decide(g_policy, job);

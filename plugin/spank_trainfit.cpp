@@ -169,30 +169,35 @@ int allocator_post_opt(spank_t sp) {
   return 0;
 }
 
-// GPUs this srun step gets: its own --gpus, else the allocation's per node x nodes.
-int64_t step_gpus(spank_t sp, std::string* type) {
+// srun's own command line: the step's GPU options are not in its environment yet.
+std::vector<std::string> own_argv() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(arg);
+  return argv;
+}
+
+// GPUs this srun step gets: its own --gpus/--gpus-per-node/--gres/--gpus-per-task,
+// else what the allocation exported (SLURM_GPUS, SLURM_GPUS_PER_NODE x nodes).
+GpuTotal step_gpus(spank_t sp) {
   auto env = [&](const char* name) -> std::string {
     char buffer[256] = {0};
     if (spank_getenv(sp, name, buffer, sizeof buffer) == ESPANK_SUCCESS) return buffer;
     const char* value = std::getenv(name);
     return value != nullptr ? value : "";
   };
-  for (const char* name : {"SLURM_GPUS", "SLURM_TRES_PER_JOB"}) {
-    const std::string value = env(name);
-    if (value.empty()) continue;
-    Result<TresList> list = parse_tres(value.find("gpu") == std::string::npos ? "gpu:" + value : value);
-    if (list && list->gpus > 0) {
-      *type = list->gpu_type;
-      return list->gpus;
-    }
-  }
-  int64_t per_node = 0, nodes = 1;
-  const std::string on_node = env("SLURM_GPUS_ON_NODE");
-  if (on_node.empty() || std::atoll(on_node.c_str()) <= 0) return 0;
-  per_node = std::atoll(on_node.c_str());
-  uint32_t spank_nodes = 0;
-  if (spank_get_item(sp, S_JOB_NNODES, &spank_nodes) == ESPANK_SUCCESS && spank_nodes > 0) nodes = spank_nodes;
-  return per_node * nodes;
+  auto as_gres = [](const std::string& value) {
+    return value.empty() || value.find("gpu") != std::string::npos ? value : "gpu:" + value;
+  };
+  JobGpuFields fields;
+  fields.per_job = as_gres(env("SLURM_GPUS"));
+  fields.per_node = as_gres(env("SLURM_GPUS_PER_NODE"));
+  fields.per_task = as_gres(env("SLURM_GPUS_PER_TASK"));
+  uint32_t nodes = 0;
+  if (spank_get_item(sp, S_JOB_NNODES, &nodes) == ESPANK_SUCCESS) fields.nodes = nodes;
+  apply_srun_args(own_argv(), &fields);
+  Result<GpuTotal> total = total_gpus(fields);
+  return total ? total.value() : GpuTotal{};
 }
 
 int local_user_init(spank_t sp) {
@@ -202,12 +207,11 @@ int local_user_init(spank_t sp) {
     say_error("trainfit: " + request.error().message);
     return -1;
   }
-  std::string type;
-  const int64_t gpus = step_gpus(sp, &type);
-  if (gpus <= 0) return 0;  // a step without GPUs is not a training step to check
+  const GpuTotal gpus = step_gpus(sp);
+  if (gpus.gpus <= 0) return 0;  // a step without GPUs is not a training step to check
   Request probe = request.value();
-  probe.num_gpus = gpus;
-  probe.gpu = type.empty() ? g_settings.default_gpu : type;
+  probe.num_gpus = gpus.gpus;
+  probe.gpu = gpus.type.empty() ? g_settings.default_gpu : gpus.type;
   Result<Resolved> resolved = resolve(probe);
   if (!resolved) {
     say_error("trainfit: invalid annotation: " + resolved.error().message);

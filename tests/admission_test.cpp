@@ -272,3 +272,29 @@ TEST(Audit, OneJsonLinePerRecordAppended) {
 
 }  // namespace
 }  // namespace trainfit::admission
+
+namespace trainfit::admission {
+namespace {
+
+TEST(SrunArgs, TheStepsOwnRequestReplacesTheAllocations) {
+  JobGpuFields inherited;
+  inherited.per_job = "gpu:h100:8";
+  JobGpuFields f = inherited;
+  apply_srun_args({"srun", "--gpus=h100:2", "--llm-model=llama3-8b", "python", "--gpus=9"}, &f);
+  EXPECT_EQ(total_gpus(f)->gpus, 2);
+  f = inherited;
+  apply_srun_args({"srun", "-G", "4", "true"}, &f);
+  EXPECT_EQ(total_gpus(f)->gpus, 4);
+  f = inherited;
+  apply_srun_args({"srun", "-N2", "--gpus-per-node=2", "true"}, &f);
+  EXPECT_EQ(total_gpus(f)->gpus, 4);
+  f = inherited;
+  apply_srun_args({"srun", "-n", "3", "--gpus-per-task", "1", "true"}, &f);
+  EXPECT_EQ(total_gpus(f)->gpus, 3);
+  f = inherited;
+  apply_srun_args({"srun", "--llm-model=llama3-8b", "hostname", "-G", "1"}, &f);
+  EXPECT_EQ(total_gpus(f)->gpus, 8);  // no step request: the allocation's GPUs
+}
+
+}  // namespace
+}  // namespace trainfit::admission

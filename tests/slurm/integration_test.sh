@@ -109,6 +109,12 @@ out=$(timeout 120 salloc --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 \
 if [[ $rc -ne 0 && $out != *step-ran* && $out == *"min_gpus_to_fit=$expected"*"step refused"* ]]; then ok "srun step predicted to OOM refused"
 else fail "srun refused" "rc=$rc" "$out"; fi
 
+# A step that asks for fewer GPUs than the allocation is checked against its own count.
+out=$(timeout 120 salloc --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 \
+        srun --gpus=h100:1 --llm-model=llama3-8b --llm-zero=3 echo step-ran 2>&1); rc=$?
+[[ $rc -ne 0 && $out != *step-ran* && $out == *"on 1 x H100"*"step refused"* ]] && ok "srun --gpus=1 step checked on its own GPUs" \
+  || fail "srun own GPUs" "rc=$rc" "$out"
+
 # 9b. salloc and srun allocations pass job_submit too: rejected before any allocation.
 out=$(timeout 60 salloc --gpus=h100:8 "${big[@]}" true 2>&1); rc=$?
 [[ $rc -ne 0 && $out == *"min_gpus_to_fit=$expected"* ]] && ok "salloc allocation rejected" || fail "salloc" "rc=$rc" "$out"
@@ -122,15 +128,17 @@ out=$(scontrol update jobid="$job" TresPerJob=gres:gpu:h100:8 \
         Comment="trainfit: model=llama3-70b seq=8192 zero=3 recompute=full" 2>&1); rc=$?
 shown=$(scontrol show job "$job" | grep -o "TresPerJob=[^ ]*")
 [[ $rc -ne 0 && $shown == "TresPerJob=gres:gpu:h100:32" ]] && ok "scontrol update to 8 GPUs refused" || fail "job_modify" "rc=$rc" "$out" "$shown"
+out=$(scontrol update jobid="$job" Comment="trainfit: model=llama3-70b seq=8192 zero=3 recompute=full" 2>&1); rc=$?
+[[ $rc -eq 0 ]] && ok "scontrol update without a GPU change passes" || fail "update without GPUs" "rc=$rc" "$out"
 scontrol cancel "$job" 2>/dev/null
 
 # 11. The audit log has exactly one line per decision, each valid JSON.
 # Decisions: accept(1) reject(2) resize(3) comment reject + accept(4) check accept(7)
-# hf-config reject (7b) strict reject(8) salloc accept x2 (9) salloc + srun reject (9b)
-# submit accept + modify reject (10) = 14.
+# hf-config reject (7b) strict reject(8) salloc accept x3 (9) salloc + srun reject (9b)
+# submit accept + modify reject (10) = 15.
 lines=$(audit_lines)
 valid=$(/usr/bin/python3 -c "import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)['action']))" "$dir/audit.jsonl")
-if [[ $lines -eq 14 && $valid -eq 14 ]]; then ok "audit log: one JSON line per decision (14)"
+if [[ $lines -eq 15 && $valid -eq 15 ]]; then ok "audit log: one JSON line per decision (15)"
 else fail "audit log" "lines=$lines valid=$valid" "$(cut -c1-160 "$dir/audit.jsonl")"; fi
 grep -q '"action":"resize".*"resized_to":'"$expected" "$dir/audit.jsonl" && ok "audit records resized_to" || fail "audit resized_to"
 

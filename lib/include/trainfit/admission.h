@@ -39,6 +39,12 @@ struct GpuTotal {
 };
 TRAINFIT_API Result<GpuTotal> total_gpus(const JobGpuFields& fields);
 
+// The GPU fields an srun command line asks for (srun's argv up to the program):
+// --gpus/-G, --gpus-per-node, --gres, --gpus-per-task with -n/--ntasks, -N/--nodes.
+// Fields it does not set keep the values in *fields (from the allocation's environment,
+// as GRES strings: SLURM_GPUS=h100:8 is "gpu:h100:8").
+TRAINFIT_API void apply_srun_args(const std::vector<std::string>& argv, JobGpuFields* fields);
+
 // The GPU string to write back when resizing ("gres:gpu:h100:16"), keeping other entries.
 TRAINFIT_API std::string rewrite_tres(const TresList& original, const std::string& type, int64_t gpus);
 

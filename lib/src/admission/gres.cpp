@@ -79,6 +79,50 @@ Result<GpuTotal> total_gpus(const JobGpuFields& f) {
   return total;
 }
 
+void apply_srun_args(const std::vector<std::string>& argv, JobGpuFields* f) {
+  // srun's options that take a value (so that their values are skipped); srun stops
+  // reading its own options at the program.
+  const std::vector<std::pair<std::string, std::string>> valued = {
+      {"--gpus", "-G"}, {"--gpus-per-node", ""}, {"--gres", ""}, {"--gpus-per-task", ""},
+      {"--ntasks", "-n"}, {"--nodes", "-N"}, {"--partition", "-p"}, {"--time", "-t"}, {"--job-name", "-J"},
+      {"--output", "-o"}, {"--error", "-e"}, {"--cpus-per-task", "-c"}, {"--mem", ""}, {"--account", "-A"}};
+  JobGpuFields step;  // the step's own GPU request, if it makes one
+  bool gpus_given = false;
+  auto set = [&](const std::string& name, const std::string& value) {
+    int64_t n = 0;
+    // --gpus* take "[type:]count"; --gres takes a GRES list.
+    if (name == "--gpus") step.per_job = "gpu:" + value;
+    else if (name == "--gpus-per-node") step.per_node = "gpu:" + value;
+    else if (name == "--gres") step.per_node = value;
+    else if (name == "--gpus-per-task") step.per_task = "gpu:" + value;
+    else if (name == "--ntasks" && parse_int(value, &n)) f->tasks = n;
+    else if (name == "--nodes" && parse_int(value.substr(0, value.find('-')), &n)) f->nodes = n;
+    gpus_given |= name == "--gpus" || name == "--gpus-per-node" || name == "--gres" || name == "--gpus-per-task";
+  };
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg.empty() || arg[0] != '-' || arg == "--") break;  // the program starts here
+    for (const auto& [name, short_name] : valued) {
+      if (arg.rfind(name + "=", 0) == 0) {
+        set(name, arg.substr(name.size() + 1));
+      } else if (arg == name || (!short_name.empty() && arg == short_name)) {
+        if (i + 1 < argv.size()) set(name, argv[++i]);
+      } else if (!short_name.empty() && arg.size() > 2 && arg.rfind(short_name, 0) == 0) {
+        set(name, arg.substr(2));  // -G8, -n4
+      } else {
+        continue;
+      }
+      break;
+    }
+  }
+  if (gpus_given) {  // the step's request replaces what the allocation exported
+    f->per_job = step.per_job;
+    f->per_node = step.per_node;
+    f->per_task = step.per_task;
+    f->per_socket.clear();
+  }
+}
+
 std::string rewrite_tres(const TresList& original, const std::string& type, int64_t gpus) {
   std::string out;
   for (const std::string& other : original.others) out += (out.empty() ? "" : ",") + other;
