@@ -23,6 +23,7 @@ extern "C" {
 
 #include "slurm_host.h"
 #include "trainfit/admission.h"
+#include "trainfit/catalog.h"
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))
@@ -194,6 +195,12 @@ int guarded(const char* event, job_desc_msg_t* d, uint32_t uid, char** err_msg) 
 
 extern "C" int init(void) {
   try {
+    // Parse the compiled-in catalogs now, not under slurmctld's locks at the first job.
+    if (model_catalog().empty() || gpu_catalog().empty()) {
+      slurm_error("job_submit/trainfit: the built-in model/GPU catalog is empty (a broken build); admitting every job");
+      g_disabled = true;
+      return SLURM_SUCCESS;
+    }
     const std::string path = conf_path();
     std::ifstream in(path);
     if (!in) {
