@@ -86,10 +86,10 @@ cluster_stop() {
   local dir=$1
   for daemon in slurmd slurmctld; do
     local pidfile="$dir/run/$daemon.pid"
-    [[ -f $pidfile ]] && kill "$(cat "$pidfile")" 2>/dev/null
+    [[ -f $pidfile ]] && kill "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null
   done
   for _ in $(seq 50); do
-    [[ -f "$dir/run/slurmctld.pid" ]] && kill -0 "$(cat "$dir/run/slurmctld.pid")" 2>/dev/null || break
+    pgrep -f "slurm(ctld|d) -f $dir/slurm.conf" >/dev/null || break
     sleep 0.1
   done
   return 0
