@@ -92,8 +92,9 @@ constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},
                                            {"fsdp-hybrid", Sharding::kFsdpHybrid}};
 
 // Default FFN size for a custom geometry: solved from the parameter count when
-// given (Llama layout: 4h^2(1+g/a)/2... per layer), else Llama's 8h/3 rule
-// rounded up to 256 (torchtitan llama3 ModelArgs: int(2*4*dim/3), multiple_of).
+// given (per layer: attention 2h^2(1 + g/a), MLP 3hF or 2hF, two norms; embeddings
+// apart), else Llama's 8h/3 rule rounded up to 256 (torchtitan llama3 ModelArgs:
+// int(2*4*dim/3), multiple_of).
 int64_t default_ffn(const Geometry& g, double total_params) {
   const double h = static_cast<double>(g.hidden);
   const double attn = h * h * (2.0 + 2.0 * static_cast<double>(g.kv_heads) / static_cast<double>(g.heads));
