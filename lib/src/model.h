@@ -48,13 +48,14 @@ double attention_mask_bytes(const Config& c);          // eager attention's caus
 double mlp_saved_bytes(const Config& c);               // one layer's MLP block, one micro-batch
 Activations stage_activations(const Config& c, const StageParams& p);
 
-// Phase-local buffers and fixed overheads (transients.cpp, overheads.cpp).
+// Phase-local buffers and fixed overheads (transients.cpp).
 Transients stage_transients(const Config& c, const StageParams& p);
 Overheads overheads(const Config& c, double tensor_peak);
 
 // Bytes per activation element: fp32 runs store 4, the rest 2 (FP8 GEMM inputs: 1).
 inline double act_bytes(const Config& c) { return c.precision == Precision::kFp32 ? 4.0 : 2.0; }
 inline double gemm_input_bytes(const Config& c) { return c.precision == Precision::kFp8 ? 1.0 : act_bytes(c); }
+// ZeRO-3 / FSDP keep parameters sharded at rest (model_states.cpp).
 bool weights_sharded(const Config& c);
 // The residual stream: fp32 when the layers run on fp32 parameters (autocast leaves
 // adds and norms in fp32); ZeRO-3/FSDP mixed precision gathers bf16 parameters,

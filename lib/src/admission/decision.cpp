@@ -34,6 +34,7 @@ std::string as_slurm_flags(const std::string& change) {
   return out;
 }
 
+// Warn under action = warn; reject otherwise (resize cannot mend these).
 Decision refuse(Action action, std::string message) {
   Decision d;
   d.verdict = action == Action::kWarn ? Verdict::kWarn : Verdict::kReject;
@@ -88,8 +89,7 @@ Decision decide(const Policy& policy, const Job& job) {
   if (!request.gpus_per_node) request.gpus_per_node = rules.gpus_per_node;
   Result<Resolved> resolved = resolve(request);
   if (!resolved) {
-    return refuse(rules.action == Action::kWarn ? Action::kWarn : Action::kReject,
-                  "trainfit: invalid annotation: " + resolved.error().message);
+    return refuse(rules.action, "trainfit: invalid annotation: " + resolved.error().message);
   }
   resolved->config.capacity_bytes *= 1.0 - rules.headroom;  // the fraction of HBM kept free
   ResponseOptions options;
