@@ -40,17 +40,23 @@ std::string gpu_label(const Config& c) {
   return gpu;
 }
 
-std::string needs_line(const Config& c, const Breakdown& b) {
+namespace {
+
+// The prediction up to "GiB usable", the parenthesis left open for what follows.
+std::string needs_open(const Config& c, const Breakdown& b) {
   return (c.model_name.empty() ? std::string("model") : c.model_name) + " at seq " + std::to_string(c.seq_length) +
          " needs " + format_gib(b.per_gpu_total) + " GiB per GPU on " + std::to_string(c.num_gpus) + " x " +
-         gpu_label(c) + " (" + format_gib(b.capacity) + " GiB usable)";
+         gpu_label(c) + " (" + format_gib(b.capacity) + " GiB usable";
 }
+
+}  // namespace
+
+std::string needs_line(const Config& c, const Breakdown& b) { return needs_open(c, b) + ")"; }
 
 std::string verdict(const Response& r) {
   const Config& c = r.resolved.config;
   const Breakdown& b = r.breakdown;
-  std::string what = needs_line(c, b);
-  what.pop_back();  // reopen the parenthesis for the percentage
+  const std::string what = needs_open(c, b);
   char percent[16];
   std::snprintf(percent, sizeof percent, "%.0f%%", 100.0 * b.per_gpu_total / b.capacity);
   if (b.fits) return "FITS: " + what + ", " + percent + ")";
