@@ -8,6 +8,17 @@
 #include "trainfit/request.h"
 
 namespace trainfit::cli {
+
+std::string cli_flags(const std::vector<Change>& changes) {
+  std::string out;
+  for (const Change& change : changes) {
+    const FieldSpec* spec = find_field(change.field);
+    const std::string flag = std::string("--") + (spec != nullptr ? spec->flag : change.field.c_str());
+    const bool bare = spec != nullptr && spec->kind == FieldKind::kBool && change.value == "true";
+    out += (out.empty() ? "" : " ") + flag + (bare ? "" : "=" + change.value);
+  }
+  return out;
+}
 namespace {
 
 std::string fixed(double value, int decimals = 2) {
@@ -106,7 +117,7 @@ void print_estimate_table(std::ostream& out, const Response& r) {
     out << "\nadvice (cheapest first):\n";
     for (const Advice& a : r.advice) {
       char buffer[240];
-      std::snprintf(buffer, sizeof buffer, "  %-34s %10s GiB   %s\n", a.change.c_str(), fixed(a.per_gpu_gb).c_str(),
+      std::snprintf(buffer, sizeof buffer, "  %-34s %10s GiB   %s\n", cli_flags(a.changes).c_str(), fixed(a.per_gpu_gb).c_str(),
                     a.fits ? "fits" : "still OOM");
       out << buffer;
     }
@@ -116,7 +127,7 @@ void print_estimate_table(std::ostream& out, const Response& r) {
     for (size_t i = 0; i < r.resolved.assumptions.size(); ++i) out << (i ? "; " : "") << r.resolved.assumptions[i];
     out << "\n";
   }
-  out << "\n" << verdict(r) << "\n";
+  out << "\n" << verdict(r, cli_flags) << "\n";
 }
 
 void print_estimate_csv(std::ostream& out, const Response& r) {

@@ -2,12 +2,15 @@
 // options, fails malformed values at once, reads --llm-hf-config on the submit
 // host (the geometry travels in the job's environment as TRAINFIT_GEOMETRY), and
 // refuses srun steps inside an allocation that are predicted to run out of memory.
-// sbatch/salloc stay silent on success unless --llm-check.
+// The annotation is read by the same function job_submit uses
+// (annotation_from_spank_env) and steps are judged by the same decide(); the
+// verdict on a submission (and --llm-check's report) is slurmctld's.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -40,16 +43,41 @@ using namespace trainfit::admission;
 
 struct Settings {
   std::string default_gpu = "h100";
-  std::string conf;      // site trainfit.conf (for headroom and the partition's default GPU)
+  std::string conf;      // site trainfit.conf: the policy srun steps are held to
   std::string endpoint;  // reserved for the HTTP service
 };
 
 Settings g_settings;
-std::map<std::string, std::string> g_values;  // option -> value as given
-std::vector<std::string> g_option_names;      // "llm-seq", ... (kept alive for Slurm)
+std::vector<std::pair<std::string, std::string>> g_values;  // option -> value, in the order given
+std::vector<std::string> g_option_names;                    // "llm-seq", ... (kept alive for Slurm)
 
-// One line for the user, prefixed like every trainfit message.
-void say_error(const std::string& message) { slurm_error("%s", message.c_str()); }
+void say_error(const std::string& message) { slurm_error("%s", printable(message).c_str()); }
+
+void remember(const std::string& option, const std::string& value) {
+  for (auto& entry : g_values) {
+    if (entry.first == option) {  // as Slurm does: the last value of a repeated option wins
+      entry.second = value;
+      return;
+    }
+  }
+  g_values.emplace_back(option, value);
+}
+
+const std::string* value_of(const std::string& option) {
+  for (const auto& entry : g_values) if (entry.first == option) return &entry.second;
+  return nullptr;
+}
+
+// The geometry of --llm-hf-config, read on the submit host (a regular file, bounded).
+Result<Request> hf_geometry(const std::string& path) {
+  Result<std::string> text = read_regular_file(path, kMaxHfConfigBytes);
+  if (!text) return make_error(text.error().code, "hf-config", "--llm-hf-config=" + text.error().message);
+  Result<Geometry> geometry = geometry_from_hf_config(text.value());
+  if (!geometry) return make_error(geometry.error().code, "hf-config", "--llm-hf-config='" + path + "': " + geometry.error().message);
+  Request request;
+  set_geometry(request, geometry.value());
+  return request;
+}
 
 int option_cb(int val, const char* optarg, int remote) {
   if (remote) return 0;
@@ -57,20 +85,20 @@ int option_cb(int val, const char* optarg, int remote) {
     const OptionSpec& option = llm_options().at(static_cast<size_t>(val));
     const std::string value = optarg != nullptr ? optarg : "";
     if (std::string(option.option) == "hf-config") {
-      std::ifstream in(value);
-      if (!in) {
-        say_error("trainfit: --llm-hf-config='" + value + "' cannot be read");
+      Result<Request> geometry = hf_geometry(value);
+      if (!geometry) {
+        say_error("trainfit: " + geometry.error().message);
         return -1;
       }
     } else if (std::string(option.option) != "check") {
-      Request scratch;
-      Result<bool> ok = apply_option(scratch, option.option, value);
+      Annotation scratch;  // each value alone, so that a typo fails at once
+      Result<bool> ok = annotation_from_spank_env({spank_env_name(option.option) + "=" + value}, &scratch);
       if (!ok) {
         say_error("trainfit: " + ok.error().message);
         return -1;
       }
     }
-    g_values[option.option] = value;
+    remember(option.option, value);
     return 0;
   } catch (...) {
     say_error("trainfit: internal error while reading an --llm option");
@@ -98,131 +126,127 @@ int parse_args(int ac, char** av) {
   return 0;
 }
 
-// The geometry of --llm-hf-config, read on the submit host.
-Result<Geometry> hf_geometry() {
-  std::ifstream in(g_values["hf-config"]);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return geometry_from_hf_config(text.str());
-}
-
-// The annotation the options describe; the HF geometry first, options on top.
-Result<Request> annotation() {
-  Request request;
-  if (g_values.count("hf-config")) {
-    Result<Geometry> geometry = hf_geometry();
+// The environment entries job_submit will see for these options, and the geometry.
+Result<std::vector<std::string>> job_env() {
+  std::vector<std::string> env;
+  if (const std::string* path = value_of("hf-config")) {
+    Result<Request> geometry = hf_geometry(*path);
     if (!geometry) return geometry.error();
-    set_geometry(request, geometry.value());
+    env.push_back("TRAINFIT_GEOMETRY=" + to_key_values(geometry.value(), ','));
   }
-  for (const auto& [option, value] : g_values) {
-    if (option == "hf-config" || option == "check") continue;
-    Result<bool> ok = apply_option(request, option, value);
-    if (!ok) return ok.error();
-  }
-  return request;
+  for (const auto& [option, value] : g_values) env.push_back(spank_env_name(option) + "=" + value);
+  return env;
 }
 
-// Policy details the checks share with job_submit (headroom), when conf= is given.
-double headroom() {
-  if (g_settings.conf.empty()) return 0.0;
-  std::ifstream in(g_settings.conf);
-  std::ostringstream text;
-  text << in.rdbuf();
-  Result<Policy> policy = parse_policy(text.str());
-  return policy ? policy->defaults.headroom : 0.0;
-}
-
+// sbatch/salloc: the options as one annotation, read exactly as slurmctld will.
 int allocator_post_opt(spank_t sp) {
-  Result<Request> request = annotation();
-  if (!request) {
-    say_error("trainfit: " + request.error().message);
+  Result<std::vector<std::string>> env = job_env();
+  if (!env) {
+    say_error("trainfit: " + env.error().message);
     return -1;
   }
-  Request probe = request.value();
+  Annotation annotation;
+  Result<bool> read = annotation_from_spank_env(env.value(), &annotation);
+  if (!read) {
+    say_error("trainfit: " + read.error().message);
+    return -1;
+  }
+  // The model and its settings must make sense before anything is queued; the GPU
+  // count is slurmctld's to judge (sbatch does not see --gpus at this point).
+  Request probe = annotation.request;
   if (!probe.gpu) probe.gpu = g_settings.default_gpu;
+  probe.num_gpus = probe.tensor_parallel.value_or(1) * probe.pipeline_parallel.value_or(1) *
+                   probe.context_parallel.value_or(1) * probe.expert_parallel.value_or(1);
   Result<Resolved> resolved = resolve(probe);
-  if (!resolved) {
+  if (!resolved && resolved.error().field != "num_gpus") {
     say_error("trainfit: invalid annotation: " + resolved.error().message);
     return -1;
   }
-  if (g_values.count("hf-config")) {  // the geometry travels with the job
-    Request geometry;
-    set_geometry(geometry, hf_geometry().value());  // parsed above by annotation()
-    const std::string spec = to_key_values(geometry, ',');
+  if (value_of("hf-config") != nullptr) {  // the geometry travels with the job
+    const std::string& geometry = env->front();
+    const std::string spec = geometry.substr(geometry.find('=') + 1);
     if (spank_job_control_setenv(sp, "TRAINFIT_GEOMETRY", spec.c_str(), 1) != ESPANK_SUCCESS) {
       say_error("trainfit: could not attach the HF geometry to the job");
       return -1;
     }
   }
-  if (g_values.count("check")) {
-    resolved->config.capacity_bytes *= 1.0 - headroom();
-    const MinGpus min = min_gpus_to_fit(resolved->config);
-    const std::string what = describe(request.value());
-    if (min.gpus > 0) {
-      slurm_spank_log("trainfit: %s: min_gpus_to_fit=%lld on %s", what.c_str(), static_cast<long long>(min.gpus),
-                      resolved->config.gpu_name.c_str());
-    } else {
-      slurm_spank_log("trainfit: %s: no GPU count fits on %s: %s", what.c_str(), resolved->config.gpu_name.c_str(),
-                      min.reason.c_str());
-    }
-  }
   return 0;
 }
 
-// srun's own command line: the step's GPU options are not in its environment yet.
-std::vector<std::string> own_argv() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> argv;
-  for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(arg);
-  return argv;
+std::string env_value(spank_t sp, const char* name) {
+  char buffer[1024] = {0};
+  if (spank_getenv(sp, name, buffer, sizeof buffer) == ESPANK_SUCCESS) return buffer;
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
 }
 
-// GPUs this srun step gets: its own --gpus/--gpus-per-node/--gres/--gpus-per-task,
-// else what the allocation exported (SLURM_GPUS, SLURM_GPUS_PER_NODE x nodes).
-GpuTotal step_gpus(spank_t sp) {
-  auto env = [&](const char* name) -> std::string {
-    char buffer[256] = {0};
-    if (spank_getenv(sp, name, buffer, sizeof buffer) == ESPANK_SUCCESS) return buffer;
-    const char* value = std::getenv(name);
-    return value != nullptr ? value : "";
-  };
-  auto as_gres = [](const std::string& value) {
-    return value.empty() || value.find("gpu") != std::string::npos ? value : "gpu:" + value;
-  };
+// srun's own options: its command line up to the program, which S_JOB_ARGV holds.
+std::vector<std::string> srun_options(spank_t sp) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string arg; argv.size() < 4096 && std::getline(in, arg, '\0');) argv.push_back(arg);
+  int program_argc = 0;
+  char** program_argv = nullptr;
+  if (spank_get_item(sp, S_JOB_ARGV, &program_argc, &program_argv) != ESPANK_SUCCESS || program_argc < 0 ||
+      static_cast<size_t>(program_argc) + 1 > argv.size()) {
+    return {};
+  }
+  return std::vector<std::string>(argv.begin() + 1, argv.end() - program_argc);
+}
+
+// GPUs this srun step gets: its own GPU options, else what the allocation exported.
+JobGpuFields step_gpus(spank_t sp) {
+  auto as_gres = [](const std::string& value) { return value.empty() ? value : "gpu:" + value; };
   JobGpuFields fields;
-  fields.per_job = as_gres(env("SLURM_GPUS"));
-  fields.per_node = as_gres(env("SLURM_GPUS_PER_NODE"));
-  fields.per_task = as_gres(env("SLURM_GPUS_PER_TASK"));
-  uint32_t nodes = 0;
+  fields.per_job = as_gres(env_value(sp, "SLURM_GPUS"));
+  fields.per_node = as_gres(env_value(sp, "SLURM_GPUS_PER_NODE"));
+  fields.per_task = as_gres(env_value(sp, "SLURM_GPUS_PER_TASK"));
+  uint32_t nodes = 0, tasks = 0;
   if (spank_get_item(sp, S_JOB_NNODES, &nodes) == ESPANK_SUCCESS) fields.nodes = nodes;
-  apply_srun_args(own_argv(), &fields);
-  Result<GpuTotal> total = total_gpus(fields);
-  return total ? total.value() : GpuTotal{};
+  if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks) == ESPANK_SUCCESS) fields.tasks = tasks;
+  apply_srun_options(srun_options(sp), &fields);
+  return fields;
+}
+
+// The site policy srun steps are held to (conf=), else the defaults with default_gpu.
+Result<Policy> step_policy() {
+  Policy fallback;
+  fallback.defaults.default_gpu = g_settings.default_gpu;
+  if (g_settings.conf.empty()) return fallback;
+  Result<std::string> text = read_regular_file(g_settings.conf, kMaxConfBytes);
+  if (!text && text.error().code == ErrorCode::kMissing) return fallback;
+  if (!text) return text.error();
+  return parse_policy(text.value());
 }
 
 int local_user_init(spank_t sp) {
   if (g_values.empty()) return 0;
-  Result<Request> request = annotation();
-  if (!request) {
-    say_error("trainfit: " + request.error().message);
+  Result<std::vector<std::string>> env = job_env();
+  if (!env) {
+    say_error("trainfit: " + env.error().message);
     return -1;
   }
-  const GpuTotal gpus = step_gpus(sp);
-  if (gpus.gpus <= 0) return 0;  // a step without GPUs is not a training step to check
-  Request probe = request.value();
-  probe.num_gpus = gpus.gpus;
-  probe.gpu = gpus.type.empty() ? g_settings.default_gpu : gpus.type;
-  Result<Resolved> resolved = resolve(probe);
-  if (!resolved) {
-    say_error("trainfit: invalid annotation: " + resolved.error().message);
+  Job job;
+  Result<bool> read = annotation_from_spank_env(env.value(), &job.annotation);
+  if (!read) job.annotation_error = read.error();
+  job.fields = step_gpus(sp);
+  job.partition = env_value(sp, "SLURM_JOB_PARTITION");
+  job.uid = static_cast<uint32_t>(getuid());
+  job.account = env_value(sp, "SLURM_JOB_ACCOUNT");
+  job.qos = env_value(sp, "SLURM_JOB_QOS");
+  job.step = true;
+  Result<Policy> policy = step_policy();
+  if (!policy) {
+    say_error("trainfit: " + policy.error().message + "; the step is not checked");
+    return 0;  // the site's file is broken: job_submit reports it; do not block steps on it
+  }
+  const Decision d = decide(policy.value(), job);
+  if (d.verdict == Verdict::kReject) {
+    say_error(d.message + "; step refused");
     return -1;
   }
-  resolved->config.capacity_bytes *= 1.0 - headroom();
-  Response r = respond(resolved.value(), ResponseOptions{false, false});
-  if (r.breakdown.fits) return 0;
-  r.advice = advise(r.resolved.config, r.breakdown, r.min_gpus);
-  say_error(oom_message(r) + "; step refused");
-  return -1;
+  if (d.verdict == Verdict::kWarn) slurm_spank_log("%s", printable(d.message).c_str());
+  return 0;
 }
 
 }  // namespace
@@ -234,9 +258,10 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     if (parse_args(ac, av) != 0) return -1;
     const std::vector<OptionSpec>& options = llm_options();
     g_option_names.reserve(options.size());
+    static std::vector<std::string> usages;
+    usages.reserve(options.size());
     for (size_t i = 0; i < options.size(); ++i) {
       g_option_names.push_back(std::string("llm-") + options[i].option);
-      static std::vector<std::string> usages;
       usages.push_back(std::string("[trainfit] ") + options[i].usage);
       struct spank_option option;
       option.name = const_cast<char*>(g_option_names.back().c_str());

@@ -1,4 +1,9 @@
-// Admission logic the Slurm plugins run: GRES parsing, annotations, policy, decisions, audit.
+// Admission logic the Slurm plugins run: GPU requests, srun options, annotations,
+// policy, decisions (partition lists, resizes, exemptions, updates), audit records,
+// file reading and log escaping. Expected values come from the request itself or from
+// respond() on the same request (the CLI's path), never from decide()'s own output.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -6,9 +11,12 @@
 
 #include "test_util.h"
 #include "trainfit/admission.h"
+#include "trainfit/catalog.h"
 
 namespace trainfit::admission {
 namespace {
+
+// ---- GPU requests ----
 
 struct Spelling {
   const char* text;
@@ -22,7 +30,7 @@ TEST_P(GresSpelling, ParsesEveryVersionsSpelling) {
   Result<TresList> list = parse_tres(GetParam().text);
   ASSERT_TRUE(list.ok()) << list.error().message;
   EXPECT_EQ(list->gpus, GetParam().gpus) << GetParam().text;
-  EXPECT_EQ(list->gpu_type, GetParam().type) << GetParam().text;
+  EXPECT_EQ(list->gpu_types.empty() ? "" : list->gpu_types.front(), GetParam().type) << GetParam().text;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -32,12 +40,20 @@ INSTANTIATE_TEST_SUITE_P(
                       Spelling{"gres/gpu:h100=4", 4, "h100"}, Spelling{"gpu:A100:2", 2, "a100"},
                       Spelling{"gres:gpu:2,gres:gpu:1", 3, ""}, Spelling{"gres:nvme:1,gres:gpu:h100:8", 8, "h100"},
                       Spelling{"gres/gpu", 1, ""}, Spelling{"gres:gpu:h200", 1, "h200"},
-                      Spelling{"cpu=4;gres/gpu:h100=8", 8, "h100"}, Spelling{"", 0, ""}));
+                      Spelling{"cpu=4;gres/gpu:h100=8", 8, "h100"}, Spelling{"", 0, ""},
+                      Spelling{"gres:gpu:nvidia_h100_80gb_hbm3:8", 8, "nvidia_h100_80gb_hbm3"}));
 
 TEST(Gres, BadCountsAreNamed) {
   EXPECT_NE(parse_tres("gres:gpu:h100:x:8").error().message.find("more than one GPU type"), std::string::npos);
   EXPECT_NE(parse_tres("gres/gpu=-1").error().message.find("count '-1'"), std::string::npos);
-  EXPECT_NE(parse_tres("gres/gpu=99999999999").error().message.find("accepted"), std::string::npos);
+  EXPECT_NE(parse_tres("gres/gpu=99999999999").error().message.find("at most 1048576"), std::string::npos);
+}
+
+TEST(Gres, MixedTypesAreAllKept) {
+  Result<TresList> list = parse_tres("gres:gpu:a100:2,gres:gpu:h100:2");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->gpus, 4);
+  EXPECT_EQ(list->gpu_types, (std::vector<std::string>{"a100", "h100"}));
 }
 
 TEST(Gres, TotalsOverJobFields) {
@@ -45,9 +61,10 @@ TEST(Gres, TotalsOverJobFields) {
   f.per_node = "gres:gpu:h100:4";
   f.nodes = 3;
   EXPECT_EQ(total_gpus(f)->gpus, 12);
-  EXPECT_EQ(total_gpus(f)->type, "h100");
+  EXPECT_EQ(total_gpus(f)->types.front(), "h100");
   f.per_job = "gres:gpu:16";  // --gpus wins
   EXPECT_EQ(total_gpus(f)->gpus, 16);
+  EXPECT_EQ(total_gpus(f)->written, "--gpus=gres:gpu:16");
   JobGpuFields tasks;
   tasks.per_task = "gres:gpu:1";
   tasks.tasks = 8;
@@ -60,76 +77,166 @@ TEST(Gres, TotalsOverJobFields) {
   EXPECT_EQ(total_gpus(JobGpuFields{})->gpus, 0);
 }
 
-TEST(Gres, RewriteKeepsOtherEntries) {
-  EXPECT_EQ(rewrite_tres(parse_tres("gres:nvme:1,gres:gpu:h100:8").value(), "h100", 16),
-            "gres:nvme:1,gres:gpu:h100:16");
-  EXPECT_EQ(rewrite_tres(parse_tres("gres/gpu=8").value(), "", 4), "gres:gpu:4");
+TEST(Gres, HugeRequestsAreGpuRequestErrorsWithoutOverflow) {
+  // --gpus-per-socket=16777216 --sockets-per-node=65000 -N 2147483647
+  JobGpuFields f;
+  f.per_socket = "gres:gpu:16777216";
+  f.sockets_per_node = 65000;
+  f.nodes = 2147483647;
+  Result<GpuTotal> total = total_gpus(f);
+  ASSERT_FALSE(total.ok());
+  EXPECT_NE(total.error().message.find("GPU request"), std::string::npos) << total.error().message;
+  f.per_socket = "gres:gpu:1";  // 1 x 65000 x 2147483647 would overflow 32 bits and more
+  total = total_gpus(f);
+  ASSERT_FALSE(total.ok());
+  EXPECT_NE(total.error().message.find("more than 1048576"), std::string::npos) << total.error().message;
+  JobGpuFields job;
+  job.per_job = "gres:gpu:16777216";  // --gpus=16777216
+  EXPECT_NE(total_gpus(job).error().message.find("16777216"), std::string::npos);
 }
 
+// ---- srun steps: the step's own GPU options among every other option ----
+
+struct StepCase {
+  std::vector<std::string> gpu_option;  // one spelling of "16 GPUs"
+  int64_t gpus;
+};
+
+class SrunStep : public ::testing::TestWithParam<StepCase> {};
+
+TEST_P(SrunStep, FindsTheGpuOptionAmongOptionsWithSeparateValues) {
+  const std::vector<std::vector<std::string>> neighbours = {
+      {"--mpi", "pmix"},  {"-w", "n1"},        {"--container-image", "nvcr.io/nvidia/pytorch:24.01"},
+      {"-p", "gpu"},      {"--exclusive"},     {"-l"},
+      {"--time", "10"},   {"-J", "train"},     {"--comment", "--gpus=5"},
+      {"--export=ALL"},   {"-c", "8"},         {"--container-mounts", "/data:/data"}};
+  for (const auto& before : neighbours) {
+    for (const auto& after : neighbours) {
+      std::vector<std::string> options = before;
+      options.insert(options.end(), GetParam().gpu_option.begin(), GetParam().gpu_option.end());
+      options.insert(options.end(), after.begin(), after.end());
+      JobGpuFields f;
+      f.per_job = "gpu:h100:8";  // the allocation's
+      f.nodes = 1;
+      ASSERT_TRUE(apply_srun_options(options, &f));
+      std::string line;
+      for (const std::string& o : options) line += o + " ";
+      EXPECT_EQ(total_gpus(f)->gpus, GetParam().gpus) << line;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Spellings, SrunStep,
+    ::testing::Values(StepCase{{"--gpus=16"}, 16}, StepCase{{"--gpus", "16"}, 16}, StepCase{{"-G", "16"}, 16},
+                      StepCase{{"-G16"}, 16}, StepCase{{"--gpus=h100:16"}, 16}, StepCase{{"-G", "h100:16"}, 16},
+                      StepCase{{"--gres=gpu:16"}, 16}, StepCase{{"--gres", "gpu:h100:16"}, 16},
+                      StepCase{{"--gpus-per-node=16"}, 16}, StepCase{{"--gpus-per-node", "16"}, 16}));
+
+TEST(SrunStep, NoGpuOptionKeepsTheAllocation) {
+  JobGpuFields f;
+  f.per_job = "gpu:h100:8";
+  EXPECT_FALSE(apply_srun_options({"--mpi", "pmix", "--comment", "--gpus=5", "-l"}, &f));
+  EXPECT_EQ(total_gpus(f)->gpus, 8);
+}
+
+TEST(SrunStep, PerTaskGpusUseTheStepsTasks) {
+  JobGpuFields f;
+  f.per_job = "gpu:h100:8";
+  f.tasks = 3;  // S_JOB_TOTAL_TASK_COUNT
+  ASSERT_TRUE(apply_srun_options({"-n", "3", "--gpus-per-task", "1"}, &f));
+  EXPECT_EQ(total_gpus(f)->gpus, 3);
+}
+
+// ---- Annotations ----
+
 TEST(Annotation, FromSpankEnvironment) {
-  Request r;
-  bool found = false;
+  Annotation a;
   ASSERT_TRUE(annotation_from_spank_env({"PATH=/bin", "_SLURM_SPANK_OPTION_trainfit_llm_model=llama3-70b",
                                          "_SLURM_SPANK_OPTION_trainfit_llm_seq=8192",
                                          "_SLURM_SPANK_OPTION_trainfit_llm_micro_batch=2",
                                          "_SLURM_SPANK_OPTION_trainfit_llm_spec=sequence_parallel=true,cp=2",
+                                         "_SLURM_SPANK_OPTION_trainfit_llm_check=",
                                          "_SLURM_SPANK_OPTION_other_plugin_x=1"},
-                                        &r, &found)
+                                        &a)
                   .ok());
-  EXPECT_TRUE(found);
-  EXPECT_EQ(*r.model, "llama3-70b");
-  EXPECT_EQ(*r.seq_length, 8192);
-  EXPECT_EQ(*r.micro_batch, 2);
-  EXPECT_TRUE(*r.sequence_parallel);
-  EXPECT_EQ(*r.context_parallel, 2);
+  EXPECT_TRUE(a.found);
+  EXPECT_TRUE(a.check);
+  EXPECT_EQ(*a.request.model, "llama3-70b");
+  EXPECT_EQ(*a.request.seq_length, 8192);
+  EXPECT_EQ(*a.request.micro_batch, 2);
+  EXPECT_TRUE(*a.request.sequence_parallel);
+  EXPECT_EQ(*a.request.context_parallel, 2);
+  EXPECT_EQ(spank_env_name("micro-batch"), "_SLURM_SPANK_OPTION_trainfit_llm_micro_batch");
 }
 
 TEST(Annotation, GeometryFromHfConfigThenOptions) {
-  Request r;
-  bool found = false;
+  Annotation a;
   ASSERT_TRUE(annotation_from_spank_env({"TRAINFIT_GEOMETRY=num_layers=32,hidden_dim=4096,num_heads=32",
                                          "_SLURM_SPANK_OPTION_trainfit_llm_spec=num_layers=16"},
-                                        &r, &found)
+                                        &a)
                   .ok());
-  EXPECT_TRUE(found);
-  EXPECT_EQ(*r.num_layers, 16);
-  EXPECT_EQ(*r.hidden_dim, 4096);
+  EXPECT_EQ(*a.request.num_layers, 16);
+  EXPECT_EQ(*a.request.hidden_dim, 4096);
 }
 
 TEST(Annotation, NoTrainfitOptionsMeansNotFound) {
-  Request r;
-  bool found = true;
-  ASSERT_TRUE(annotation_from_spank_env({"PATH=/bin", "_SLURM_SPANK_OPTION_pyxis_image=x"}, &r, &found).ok());
-  EXPECT_FALSE(found);
+  Annotation a;
+  ASSERT_TRUE(annotation_from_spank_env({"PATH=/bin", "_SLURM_SPANK_OPTION_pyxis_image=x"}, &a).ok());
+  EXPECT_FALSE(a.found);
+}
+
+TEST(Annotation, OneFieldTwoValuesIsAnErrorNamingBothInEitherOrder) {
+  for (const auto& env : {std::vector<std::string>{"_SLURM_SPANK_OPTION_trainfit_llm_zero=3",
+                                                   "_SLURM_SPANK_OPTION_trainfit_llm_spec=zero_stage=0"},
+                          std::vector<std::string>{"_SLURM_SPANK_OPTION_trainfit_llm_spec=zero_stage=0",
+                                                   "_SLURM_SPANK_OPTION_trainfit_llm_zero=3"}}) {
+    Annotation a;
+    Result<bool> r = annotation_from_spank_env(env, &a);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("--llm-zero=3"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("--llm-spec=zero_stage=0"), std::string::npos) << r.error().message;
+  }
+  Annotation same;  // the same value twice is no contradiction
+  EXPECT_TRUE(annotation_from_spank_env({"_SLURM_SPANK_OPTION_trainfit_llm_zero=3",
+                                         "_SLURM_SPANK_OPTION_trainfit_llm_spec=zero_stage=3"},
+                                        &same)
+                  .ok());
+  Annotation comment;
+  Result<bool> r = annotation_from_comment("trainfit: zero=3 zero_stage=0", &comment);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("zero=3 and zero_stage=0 disagree"), std::string::npos) << r.error().message;
 }
 
 TEST(Annotation, FromComment) {
-  Request r;
-  bool found = false;
-  ASSERT_TRUE(annotation_from_comment("trainfit: model=llama3-70b seq=8192 zero=3  llm-recompute=full tp=2",
-                                      &r, &found)
-                  .ok());
-  EXPECT_TRUE(found);
-  EXPECT_EQ(*r.zero_stage, 3);
-  EXPECT_EQ(*r.recompute, "full");
-  EXPECT_EQ(*r.tensor_parallel, 2);
-  Request other;
-  ASSERT_TRUE(annotation_from_comment("nightly eval run", &other, &found).ok());
-  EXPECT_FALSE(found);
+  Annotation a;
+  ASSERT_TRUE(annotation_from_comment("trainfit: model=llama3-70b seq=8192 zero=3  llm-recompute=full tp=2 check", &a).ok());
+  EXPECT_TRUE(a.found);
+  EXPECT_TRUE(a.check);
+  EXPECT_EQ(a.face, Face::kComment);
+  EXPECT_EQ(*a.request.zero_stage, 3);
+  EXPECT_EQ(*a.request.recompute, "full");
+  EXPECT_EQ(*a.request.tensor_parallel, 2);
+  Annotation other;
+  ASSERT_TRUE(annotation_from_comment("nightly eval run", &other).ok());
+  EXPECT_FALSE(other.found);
 }
 
-TEST(Annotation, ErrorsNameTheOption) {
-  Request r;
-  bool found = false;
-  EXPECT_NE(annotation_from_comment("trainfit: seq=abc", &r, &found).error().message.find("--llm-seq='abc'"),
-            std::string::npos);
-  EXPECT_NE(annotation_from_comment("trainfit: model", &r, &found).error().message.find("not key=value"),
-            std::string::npos);
-  EXPECT_NE(annotation_from_comment("trainfit: colour=red", &r, &found).error().message.find("unknown field"),
-            std::string::npos);
-  EXPECT_NE(annotation_from_comment("trainfit: hf-config=/x.json", &r, &found).error().message.find("submit host"),
+TEST(Annotation, ErrorsSpeakTheSyntaxTheUserWrote) {
+  Annotation a;
+  const std::string comment = annotation_from_comment("trainfit: seq=abc", &a).error().message;
+  EXPECT_EQ(comment.rfind("seq='abc' is not valid; accepted: integer", 0), 0u) << comment;
+  EXPECT_EQ(comment.find("--llm"), std::string::npos) << comment;
+  const std::string option =
+      annotation_from_spank_env({"_SLURM_SPANK_OPTION_trainfit_llm_seq=abc"}, &a).error().message;
+  EXPECT_EQ(option.rfind("--llm-seq='abc' is not valid; accepted: integer", 0), 0u) << option;
+  EXPECT_NE(annotation_from_comment("trainfit: model", &a).error().message.find("not key=value"), std::string::npos);
+  EXPECT_NE(annotation_from_comment("trainfit: colour=red", &a).error().message.find("unknown field"), std::string::npos);
+  EXPECT_NE(annotation_from_comment("trainfit: hf-config=/x.json", &a).error().message.find("submit host"),
             std::string::npos);
 }
+
+// ---- Policy ----
 
 TEST(Policy, ParsesAndValidates) {
   Result<Policy> p = parse_policy(
@@ -144,6 +251,23 @@ TEST(Policy, ParsesAndValidates) {
   EXPECT_EQ(p->for_partition("other").action, Action::kResize);
 }
 
+TEST(Policy, EnumeratedValuesIgnoreCase) {
+  Result<Policy> p = parse_policy("on_error = Closed\naction = Warn\nrequire_annotation = TRUE");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_FALSE(p->fail_open);
+  EXPECT_EQ(p->defaults.action, Action::kWarn);
+  EXPECT_TRUE(p->defaults.require_annotation);
+}
+
+TEST(Policy, OnErrorIsReadAsAKeyEvenFromAnInvalidFile) {
+  EXPECT_TRUE(fail_open_of("# we never run closed here\naction = reject"));
+  EXPECT_TRUE(fail_open_of("action = deny  # closed for maintenance?"));
+  EXPECT_FALSE(fail_open_of("action = deny\non_error = closed"));
+  EXPECT_FALSE(fail_open_of("ON_ERROR = Closed   # really"));
+  EXPECT_TRUE(fail_open_of("on_error = closed\non_error = open"));  // the last one counts, as in parse_policy
+  EXPECT_TRUE(fail_open_of("on_errors = closed"));
+}
+
 TEST(Policy, MistakesGetOneLineWithTheLine) {
   auto message = [](const char* text) { return parse_policy(text).error().message; };
   EXPECT_NE(message("action = deny").find("line 1: action='deny' is not valid; accepted: reject|resize|warn"),
@@ -155,17 +279,67 @@ TEST(Policy, MistakesGetOneLineWithTheLine) {
   EXPECT_NE(message("on_error = maybe").find("open|closed"), std::string::npos);
   EXPECT_NE(message("partition.gpu.colour = red").find("unknown partition key"), std::string::npos);
   EXPECT_NE(message("just words").find("not key = value"), std::string::npos);
+  EXPECT_NE(message("gpu_alias.x = h1000").find("gpu_alias.x"), std::string::npos);
+  EXPECT_NE(message("exempt_users = alice,,bob").find("empty entry"), std::string::npos);
 }
+
+std::optional<uint32_t> fake_passwd(const std::string& name) {
+  if (name == "alice") return 1001u;
+  return std::nullopt;
+}
+
+TEST(Policy, ExemptUsersResolveToUids) {
+  Policy p = parse_policy("exempt_users = alice, 2002, mallory\npartition.gpu.exempt_users = alice").value();
+  const std::vector<std::string> unknown = resolve_exempt_users(p, fake_passwd);
+  EXPECT_EQ(unknown, std::vector<std::string>{"mallory"});
+  EXPECT_EQ(p.defaults.exempt_uids, (std::set<uint32_t>{1001, 2002}));
+  EXPECT_EQ(p.for_partition("gpu").exempt_uids, std::set<uint32_t>{1001});
+}
+
+TEST(Policy, GpuNamesAsClustersSpellThem) {
+  const Policy p = parse_policy("gpu_alias.h100_80g = h100\ngpu_alias.A100_40 = a100-40gb").value();
+  EXPECT_EQ(catalog_gpu(p, "h100_80g").value(), "h100");
+  EXPECT_EQ(catalog_gpu(p, "a100_40").value(), "a100-40gb");
+  EXPECT_EQ(catalog_gpu(p, "H100").value(), "h100");
+  // Slurm's AutoDetect=nvml names: NVML's product name, lower case, spaces as '_'.
+  EXPECT_EQ(catalog_gpu(p, "nvidia_h100_80gb_hbm3").value(), "h100");
+  EXPECT_EQ(catalog_gpu(p, "nvidia_a100-sxm4-80gb").value(), "a100");
+  EXPECT_EQ(catalog_gpu(p, "nvidia_a100-sxm4-40gb").value(), "a100-40gb");
+  const Result<std::string> unknown = catalog_gpu(p, "rtx9000");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("gpu_alias.rtx9000 = "), std::string::npos) << unknown.error().message;
+}
+
+// ---- Decisions ----
 
 Job job_of(const std::string& annotation, const std::string& tres_per_job, const std::string& partition = "") {
   Job job;
-  bool found = false;
-  EXPECT_TRUE(annotation_from_comment("trainfit: " + annotation, &job.annotation, &found).ok());
-  job.annotated = found;
+  EXPECT_TRUE(annotation_from_comment("trainfit: " + annotation, &job.annotation).ok());
+  job.annotation.face = Face::kOptions;  // as if given with --llm-* options
   job.fields.per_job = tres_per_job;
-  job.gpus = total_gpus(job.fields).value();
   job.partition = partition;
   return job;
+}
+
+// min_gpus_to_fit as the CLI computes it for the same request.
+int64_t cli_min_gpus(const std::string& spec) {
+  Request request;
+  EXPECT_TRUE(apply_key_values(request, spec, ' ').ok());
+  Result<Response> r = respond(request, {false, false});
+  EXPECT_TRUE(r.ok()) << spec;
+  return r.ok() ? r->min_gpus.gpus : -1;
+}
+
+// The GPUs Slurm gives a job: TresPerJob, else TresPerNode x NumNodes, else TresPerTask x NumTasks.
+int64_t granted_by_slurm(const Job& job, const Decision& d) {
+  const int64_t nodes = d.new_nodes > 0 ? d.new_nodes : std::max<int64_t>(1, job.fields.nodes);
+  const int64_t tasks = d.new_tasks > 0 ? d.new_tasks : std::max<int64_t>(1, job.fields.tasks);
+  auto count = [](const std::string& text) { return parse_tres(text).ok() ? parse_tres(text)->gpus : 0; };
+  const std::string per_job = d.new_tres_per_job.empty() ? job.fields.per_job : d.new_tres_per_job;
+  const std::string per_node = d.new_tres_per_node.empty() ? job.fields.per_node : d.new_tres_per_node;
+  if (count(per_job) > 0) return count(per_job);
+  if (count(per_node) > 0) return count(per_node) * nodes;
+  return count(job.fields.per_task) * tasks;
 }
 
 const char* kBig = "model=llama3-70b seq=8192 zero=3 recompute=full";
@@ -173,35 +347,202 @@ const char* kBig = "model=llama3-70b seq=8192 zero=3 recompute=full";
 TEST(Decision, AcceptRejectWarnResize) {
   Policy policy = parse_policy("gpus_per_node = 8\npartition.elastic.action = resize\npartition.soft.action = warn")
                       .value();
+  const int64_t expected = cli_min_gpus(std::string(kBig) + " gpu=h100 gpus_per_node=8");
   EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:8")).verdict, Verdict::kAccept);
   const Decision reject = decide(policy, job_of(kBig, "gres:gpu:h100:8"));
   EXPECT_EQ(reject.verdict, Verdict::kReject);
+  EXPECT_EQ(reject.reason, Reason::kTooFewGpus);
   EXPECT_EQ(reject.message.rfind("trainfit: llama3-70b at seq 8192 needs ", 0), 0u) << reject.message;
-  EXPECT_NE(reject.message.find("on 8 x H100 (79.6 GiB usable); min_gpus_to_fit=24"), std::string::npos)
+  EXPECT_NE(reject.message.find("on 8 x H100 (79.6 GiB usable); min_gpus_to_fit=" + std::to_string(expected)),
+            std::string::npos)
       << reject.message;
   EXPECT_EQ(decide(policy, job_of(kBig, "gres:gpu:h100:8", "soft")).verdict, Verdict::kWarn);
-  const Decision resize = decide(policy, job_of(kBig, "gres:gpu:h100:8", "elastic"));
+  const Job elastic = job_of(kBig, "gres:gpu:h100:8", "elastic");
+  const Decision resize = decide(policy, elastic);
   EXPECT_EQ(resize.verdict, Verdict::kResize);
-  EXPECT_EQ(resize.resized_to, 24);
-  EXPECT_EQ(resize.new_tres_per_job, "gres:gpu:h100:24");
-  EXPECT_EQ(resize.new_nodes, 3);
-  EXPECT_NE(resize.message.find("global batch 8 -> 24"), std::string::npos) << resize.message;
+  EXPECT_EQ(resize.resized_to, expected);
+  EXPECT_EQ(granted_by_slurm(elastic, resize), expected);
+  EXPECT_NE(resize.message.find("resized from 8 to " + std::to_string(expected) + " x H100"), std::string::npos);
+  EXPECT_NE(resize.message.find("global batch 8 -> " + std::to_string(expected)), std::string::npos) << resize.message;
 }
 
-TEST(Decision, ResizeRespectsTheMaximumAndGpusPerNode) {
+// A resize must grant at least what it says, whatever the job's layout and whatever
+// gpus_per_node the annotation claims: the partition's layout is the one truth.
+struct Layout {
+  const char* name;
+  JobGpuFields fields;
+  const char* extra_annotation;
+};
+
+class ResizeGrants : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(ResizeGrants, AtLeastWhatTheMessageSays) {
+  const Policy policy = parse_policy("action = resize\ngpus_per_node = 8\nresize_max_gpus = 512").value();
+  Job job = job_of(std::string(kBig) + " " + GetParam().extra_annotation, "");
+  job.fields = GetParam().fields;
+  const Decision d = decide(policy, job);
+  ASSERT_EQ(d.verdict, Verdict::kResize) << d.message;
+  const int64_t least = cli_min_gpus(std::string(kBig) + " gpu=h100 gpus_per_node=8");
+  EXPECT_GE(d.resized_to, least);
+  EXPECT_GE(granted_by_slurm(job, d), d.resized_to) << d.message;
+  EXPECT_NE(d.message.find("to " + std::to_string(d.resized_to) + " x H100"), std::string::npos) << d.message;
+  if (!d.new_tres_per_node.empty()) {
+    EXPECT_EQ(d.new_nodes * parse_tres(d.new_tres_per_node)->gpus, d.resized_to);
+  }
+}
+
+JobGpuFields fields(const char* per_job, const char* per_node, const char* per_task, int64_t nodes, int64_t tasks) {
+  JobGpuFields f;
+  f.per_job = per_job, f.per_node = per_node, f.per_task = per_task, f.nodes = nodes, f.tasks = tasks;
+  return f;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, ResizeGrants,
+    ::testing::Values(Layout{"PerJob", fields("gres:gpu:h100:8", "", "", 0, 0), ""},
+                      Layout{"PerNodeWithAnnotatedElevenPerNode", fields("", "gres:gpu:h100:8", "", 1, 0),
+                             "gpus_per_node=11"},
+                      Layout{"PerNodeTwoNodes", fields("", "gres:gpu:h100:4", "", 2, 0), ""},
+                      Layout{"PerTask", fields("", "", "gres:gpu:h100:1", 0, 8), ""},
+                      Layout{"PerTaskTwo", fields("", "", "gres:gpu:h100:2", 0, 3), ""},
+                      Layout{"PerJobWithTasks", fields("gres:gpu:h100:8", "", "", 0, 8), ""},
+                      Layout{"PerJobOddTasks", fields("gres:gpu:h100:8", "", "", 0, 3), "gpus_per_node=16"}),
+    [](const ::testing::TestParamInfo<Layout>& layout) { return std::string(layout.param.name); });
+
+TEST(Decision, ResizeKeepsTasksTiedToGpusOrSaysSo) {
+  const Policy policy = parse_policy("action = resize\ngpus_per_node = 8").value();
+  Job tied = job_of(kBig, "gres:gpu:h100:8");
+  tied.fields.tasks = 8;  // -n 8 --gpus=8
+  const Decision d = decide(policy, tied);
+  ASSERT_EQ(d.verdict, Verdict::kResize);
+  EXPECT_EQ(d.new_tasks, d.resized_to);
+  Job per_task = job_of(kBig, "");
+  per_task.fields.per_task = "gres:gpu:h100:1";
+  per_task.fields.tasks = 8;  // -n 8 --gpus-per-task=1
+  const Decision t = decide(policy, per_task);
+  EXPECT_EQ(t.new_tasks, t.resized_to);
+  EXPECT_TRUE(t.new_tres_per_job.empty());
+  Job loose = job_of(kBig, "gres:gpu:h100:8");
+  loose.fields.tasks = 3;
+  const Decision l = decide(policy, loose);
+  EXPECT_EQ(l.new_tasks, 0);
+  EXPECT_NE(l.message.find("no longer tied"), std::string::npos) << l.message;
+}
+
+TEST(Decision, ResizeRespectsTheMaximum) {
   Policy policy = parse_policy("action = resize\nresize_max_gpus = 16\ngpus_per_node = 8").value();
   const Decision d = decide(policy, job_of(kBig, "gres:gpu:h100:8"));
   EXPECT_EQ(d.verdict, Verdict::kReject);
   EXPECT_NE(d.message.find("resize limit of 16"), std::string::npos) << d.message;
-  Job per_node = job_of(kBig, "");
-  per_node.fields.per_node = "gres:gpu:h100:8";
-  per_node.fields.nodes = 1;
-  per_node.gpus = total_gpus(per_node.fields).value();
-  Policy big = parse_policy("action = resize\ngpus_per_node = 8").value();
-  const Decision nodes = decide(big, per_node);
-  EXPECT_EQ(nodes.verdict, Verdict::kResize);
-  EXPECT_EQ(nodes.new_tres_per_node, "gres:gpu:h100:8");
-  EXPECT_EQ(nodes.new_nodes * 8, nodes.resized_to);
+}
+
+TEST(Decision, APartitionListIsHeldToEachPartition) {
+  const Policy policy = parse_policy(
+                            "gpus_per_node = 8\npartition.elastic.action = resize\npartition.strict.require_annotation = "
+                            "true\npartition.soft.action = warn\npartition.soft2.action = warn\n"
+                            "partition.small.default_gpu = a100-40gb\npartition.big.default_gpu = h200")
+                            .value();
+  Job plain;
+  plain.fields.per_job = "gres:gpu:8";
+  for (const char* list : {"strict,gpu", "gpu,strict", " gpu , strict "}) {
+    plain.partition = list;
+    const Decision d = decide(policy, plain);
+    EXPECT_EQ(d.verdict, Verdict::kReject) << list;
+    EXPECT_EQ(d.reason, Reason::kAnnotationRequired) << list;
+  }
+  Job cpu_only;  // a CPU job in that partition is not an LLM training job
+  cpu_only.partition = "strict";
+  EXPECT_EQ(decide(policy, cpu_only).verdict, Verdict::kPass);
+  EXPECT_EQ(decide(policy, job_of(kBig, "gres:gpu:h100:8", "elastic,gpu")).verdict, Verdict::kResize);
+  EXPECT_EQ(decide(policy, job_of(kBig, "gres:gpu:h100:8", "soft,gpu")).verdict, Verdict::kReject);
+  EXPECT_EQ(decide(policy, job_of(kBig, "gres:gpu:h100:8", "soft,soft2")).verdict, Verdict::kWarn);
+  // Untyped GPUs are checked as each partition's default GPU: it fits on H200, not A100 40GB.
+  const char* mid = "model=llama3-8b zero=3 seq=8192";
+  EXPECT_EQ(decide(policy, job_of(mid, "gres:gpu:8", "big")).verdict, Verdict::kAccept);
+  const Decision both = decide(policy, job_of(mid, "gres:gpu:8", "big,small"));
+  EXPECT_EQ(both.verdict, Verdict::kReject);
+  EXPECT_NE(both.message.find("partition small"), std::string::npos) << both.message;
+}
+
+TEST(Decision, Exemptions) {
+  Policy policy = parse_policy("exempt_users = 1001\nexempt_accounts = ops\nexempt_qos = admin\n"
+                               "partition.strict.require_annotation = true\npartition.strict.exempt_users = 1001\n"
+                               "partition.other.exempt_users = 7")
+                      .value();
+  resolve_exempt_users(policy, fake_passwd);
+  Job job = job_of(kBig, "gres:gpu:h100:8");
+  EXPECT_EQ(decide(policy, job).verdict, Verdict::kReject);
+  job.uid = 1001;
+  EXPECT_TRUE(decide(policy, job).exempt);
+  EXPECT_EQ(decide(policy, job).verdict, Verdict::kPass);
+  job.partition = "strict,other";  // exempt in one partition only: still held to the other
+  EXPECT_FALSE(decide(policy, job).exempt);
+  job.uid = 5;
+  job.partition = "";
+  job.account = "ops";
+  EXPECT_TRUE(decide(policy, job).exempt);
+  job.account = "";
+  job.qos = "admin";
+  EXPECT_TRUE(decide(policy, job).exempt);
+}
+
+TEST(Decision, EachRefusalHasItsReason) {
+  const Policy policy = parse_policy("partition.strict.require_annotation = true").value();
+  EXPECT_EQ(decide(policy, job_of(kBig, "gres:gpu:h100:8")).reason, Reason::kTooFewGpus);
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b", "gres:gpu:rtx9000:8")).reason, Reason::kUnknownGpu);
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "")).reason, Reason::kGpuRequest);
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:16777216")).reason, Reason::kGpuRequest);
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b tp=4", "gres:gpu:h100:6")).reason, Reason::kGpuRequest);
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b tp=3", "gres:gpu:h100:9")).reason, Reason::kInvalidAnnotation);
+  Job plain;
+  plain.fields.per_job = "gres:gpu:8";
+  plain.partition = "strict";
+  EXPECT_EQ(decide(policy, plain).reason, Reason::kAnnotationRequired);
+  Job broken = job_of("model=llama3-8b", "gres:gpu:8");
+  broken.annotation_error = Error{ErrorCode::kInvalidValue, "seq_length", "seq='abc' is not valid"};
+  EXPECT_EQ(decide(policy, broken).reason, Reason::kInvalidAnnotation);
+}
+
+TEST(Decision, MixedGpuTypesAreCheckedAgainstTheSmallest) {
+  const Policy policy = parse_policy("").value();
+  const Decision d = decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:a100-40gb:4,gres:gpu:h100:4"));
+  EXPECT_EQ(d.gpu, "a100-40gb");
+  EXPECT_EQ(d.gpus_requested, 8);
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:4,gres:gpu:a100-40gb:4")).gpu, "a100-40gb");
+}
+
+TEST(Decision, NvmlTypeNamesAndSiteAliases) {
+  const Policy policy = parse_policy("gpu_alias.h100_80g = h100").value();
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:nvidia_h100_80gb_hbm3:8")).gpu, "h100");
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100_80g:8")).gpu, "h100");
+  const Decision unknown = decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:a100_40:8"));
+  EXPECT_EQ(unknown.verdict, Verdict::kReject);
+  EXPECT_NE(unknown.message.find("gpu_alias.a100_40"), std::string::npos) << unknown.message;
+}
+
+TEST(Decision, AdviceSpeaksTheAnnotationsSyntax) {
+  const Policy policy = parse_policy("").value();
+  // Llama-3-8B at seq 8192 without recompute on 8 x H100: full recompute fits on the same GPUs.
+  Job options = job_of("model=llama3-8b seq=8192 zero=3", "gres:gpu:h100:8");
+  const Decision o = decide(policy, options);
+  ASSERT_EQ(o.verdict, Verdict::kReject) << o.message;
+  EXPECT_NE(o.message.find("(or: --llm-"), std::string::npos) << o.message;
+  Job comment = options;
+  comment.annotation.face = Face::kComment;
+  const Decision c = decide(policy, comment);
+  EXPECT_EQ(c.message.find("--llm-"), std::string::npos) << c.message;
+  EXPECT_NE(c.message.find("(or: "), std::string::npos) << c.message;
+}
+
+TEST(Decision, CheckReportsTheVerdictOnAccept) {
+  Job job = job_of("model=llama3-8b zero=3", "gres:gpu:h100:8");
+  EXPECT_TRUE(decide(parse_policy("").value(), job).message.empty());
+  job.annotation.check = true;
+  const Decision d = decide(parse_policy("").value(), job);
+  EXPECT_EQ(d.message.rfind("trainfit: fits: llama3-8b", 0), 0u) << d.message;
+  EXPECT_NE(d.message.find("min_gpus_to_fit=" + std::to_string(cli_min_gpus("model=llama3-8b zero_stage=3 gpu=h100"))),
+            std::string::npos)
+      << d.message;
 }
 
 TEST(Decision, HeadroomShrinksCapacity) {
@@ -216,84 +557,99 @@ TEST(Decision, UntypedGpusUseThePartitionDefault) {
   EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:8")).gpu, "a100-40gb");
   EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:8", "big")).gpu, "h200");
   EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:8", "big")).gpu, "h100");
-  const Decision unknown = decide(policy, job_of("model=llama3-8b", "gres:gpu:rtx9000:8"));
-  EXPECT_EQ(unknown.verdict, Verdict::kReject);
-  EXPECT_NE(unknown.message.find("rtx9000"), std::string::npos);
 }
 
-TEST(Decision, UnannotatedJobsPassUnlessRequired) {
-  Job plain;
-  plain.fields.per_job = "gres:gpu:8";
-  plain.gpus = total_gpus(plain.fields).value();
-  const Policy policy = parse_policy("partition.strict.require_annotation = true").value();
-  EXPECT_EQ(decide(policy, plain).verdict, Verdict::kPass);
-  plain.partition = "strict";
-  EXPECT_EQ(decide(policy, plain).verdict, Verdict::kReject);
+TEST(Decision, StepsAreNeverResized) {
+  const Policy policy = parse_policy("action = resize").value();
+  Job step = job_of(kBig, "gres:gpu:h100:8");
+  step.step = true;
+  EXPECT_EQ(decide(policy, step).verdict, Verdict::kReject);
 }
 
-TEST(Decision, InvalidAnnotationAndNoGpus) {
-  const Policy policy = parse_policy("").value();
-  const Decision bad = decide(policy, job_of("model=llama3-8b tp=3", "gres:gpu:h100:8"));
-  EXPECT_EQ(bad.verdict, Verdict::kReject);
-  EXPECT_NE(bad.message.find("tensor_parallel=3"), std::string::npos) << bad.message;
-  const Decision none = decide(policy, job_of("model=llama3-8b zero=3", ""));
-  EXPECT_EQ(none.verdict, Verdict::kReject);
-  EXPECT_NE(none.message.find("requests no GPUs"), std::string::npos);
+// ---- Updates (job_modify) ----
+
+TEST(Update, WhatAnUpdateCarriesIsChecked) {
+  const Policy policy = parse_policy("partition.strict.require_annotation = true\npartition.elastic.action = resize").value();
+  Update move;  // scontrol update job=7 Partition=strict, unannotated
+  move.job_id = "7";
+  move.job.partition = "strict";
+  move.sets_partition = true;
+  const Decision m = decide_update(policy, move);
+  EXPECT_EQ(m.verdict, Verdict::kReject);
+  EXPECT_EQ(m.reason, Reason::kAnnotationRequired);
+  EXPECT_NE(m.message.find("scontrol update job=7"), std::string::npos) << m.message;
+
+  Update comment;  // scontrol update job=7 Comment="trainfit: model=llama3-405b seq=131072"
+  comment.job_id = "7";
+  ASSERT_TRUE(annotation_from_comment("trainfit: model=llama3-405b seq=131072", &comment.job.annotation).ok());
+  EXPECT_EQ(decide_update(policy, comment).verdict, Verdict::kReject);
+
+  comment.job.fields.per_job = "gres:gpu:h100:8";  // restated with its GPUs: checked like a submission
+  comment.sets_gpus = true;
+  comment.job.partition = "elastic";
+  const Decision full = decide_update(policy, comment);
+  EXPECT_EQ(full.verdict, Verdict::kReject);  // an update is never resized
+  EXPECT_EQ(full.reason, Reason::kTooFewGpus);
+
+  Update gpus_only;  // TresPerJob only: the job's annotation is invisible in 22.05
+  gpus_only.job.fields.per_job = "gres:gpu:h100:2";
+  gpus_only.sets_gpus = true;
+  const Decision g = decide_update(policy, gpus_only);
+  EXPECT_EQ(g.verdict, Verdict::kPass);
+  EXPECT_TRUE(g.unchecked);
+  EXPECT_NE(g.message.find("job_ptr is private"), std::string::npos);
+
+  EXPECT_EQ(decide_update(policy, Update{}).verdict, Verdict::kPass);
 }
 
-TEST(Audit, OneJsonLinePerRecordAppended) {
+// ---- Audit records ----
+
+TEST(Audit, OneJsonLinePerRecordWithCappedUserText) {
   AuditRecord record;
   record.time = 1764633600;
   record.uid = 1000;
   record.user = "alice";
-  record.job_name = std::string("bad\xff name");  // invalid UTF-8 from a user: replaced, not thrown
-  record.gpus_requested = 8;
+  record.job_name = std::string("bad\xff name \x1b[31m");  // invalid UTF-8 and an escape: kept safe
+  record.annotation = std::string(120000, 'x');           // a 120 KB comment
   record.decision = decide(parse_policy("").value(), job_of(kBig, "gres:gpu:h100:8"));
   const std::string line = audit_json(record);
   EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_LT(line.size(), 16u * 1024);
   const nlohmann::json j = nlohmann::json::parse(line);
   EXPECT_EQ(j["time"], "2025-12-02T00:00:00Z");
   EXPECT_EQ(j["action"], "reject");
+  EXPECT_EQ(j["reason"], "too_few_gpus");
   EXPECT_EQ(j["min_gpus_to_fit"], record.decision.min_gpus);
   EXPECT_TRUE(j["resized_to"].is_null());
-  char path[] = "/tmp/trainfit-audit-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  EXPECT_EQ(append_line(path, line), "");
-  EXPECT_EQ(append_line(path, line), "");
-  std::ifstream in(path);
-  int lines = 0;
-  for (std::string text; std::getline(in, text);) ++lines;
-  EXPECT_EQ(lines, 2);
-  unlink(path);
-  EXPECT_NE(append_line("/nonexistent-dir/audit.jsonl", line).find("cannot open"), std::string::npos);
+  EXPECT_NE(j["annotation"].get<std::string>().find("[truncated " + std::to_string(120000 - kMaxAuditField) + " bytes]"),
+            std::string::npos);
+  EXPECT_NE(j["job_name"].get<std::string>().find('\x1b'), std::string::npos);  // JSON-escaped, parsed back
+  EXPECT_EQ(line.find('\x1b'), std::string::npos);
 }
 
-}  // namespace
-}  // namespace trainfit::admission
+// ---- Files and log text ----
 
-namespace trainfit::admission {
-namespace {
+TEST(Files, RegularFilesOnlyBoundedAndEachCaseNamed) {
+  char dir[] = "/tmp/trainfit-files-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/fifo", file = std::string(dir) + "/conf";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(read_regular_file(fifo, 1024).error().message.find("a FIFO"), std::string::npos);  // and returns
+  EXPECT_NE(read_regular_file(dir, 1024).error().message.find("a directory"), std::string::npos);
+  EXPECT_NE(read_regular_file("/dev/zero", 1024).error().message.find("character device"), std::string::npos);
+  EXPECT_EQ(read_regular_file(std::string(dir) + "/none", 1024).error().code, ErrorCode::kMissing);
+  { std::ofstream(file) << std::string(2048, '#'); }
+  EXPECT_NE(read_regular_file(file, 1024).error().message.find("at most 1024"), std::string::npos);
+  EXPECT_EQ(read_regular_file(file, 4096).value().size(), 2048u);
+  unlink(fifo.c_str());
+  unlink(file.c_str());
+  rmdir(dir);
+}
 
-TEST(SrunArgs, TheStepsOwnRequestReplacesTheAllocations) {
-  JobGpuFields inherited;
-  inherited.per_job = "gpu:h100:8";
-  JobGpuFields f = inherited;
-  apply_srun_args({"srun", "--gpus=h100:2", "--llm-model=llama3-8b", "python", "--gpus=9"}, &f);
-  EXPECT_EQ(total_gpus(f)->gpus, 2);
-  f = inherited;
-  apply_srun_args({"srun", "-G", "4", "true"}, &f);
-  EXPECT_EQ(total_gpus(f)->gpus, 4);
-  f = inherited;
-  apply_srun_args({"srun", "-N2", "--gpus-per-node=2", "true"}, &f);
-  EXPECT_EQ(total_gpus(f)->gpus, 4);
-  f = inherited;
-  apply_srun_args({"srun", "-n", "3", "--gpus-per-task", "1", "true"}, &f);
-  EXPECT_EQ(total_gpus(f)->gpus, 3);
-  f = inherited;
-  apply_srun_args({"srun", "--llm-model=llama3-8b", "hostname", "-G", "1"}, &f);
-  EXPECT_EQ(total_gpus(f)->gpus, 8);  // no step request: the allocation's GPUs
+TEST(LogText, ControlCharactersAreEscaped) {
+  EXPECT_EQ(printable("a\x1b[31mb\nc"), "a\\x1b[31mb\\x0ac");
+  EXPECT_EQ(printable("csi \xc2\x9b" "31m"), "csi \\xc2\\x9b31m");
+  EXPECT_EQ(printable("caf\xc3\xa9"), "caf\xc3\xa9");  // ordinary UTF-8 stays
 }
 
 }  // namespace

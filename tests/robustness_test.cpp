@@ -59,9 +59,8 @@ TEST(Robustness, AdmissionWithOddAnnotations) {
                               "trainfit: spec=seq_length=1,micro_batch=1"}) {
     for (const char* gres : {"", "gres:gpu:1", "gres:gpu:h100:1048576", "gres/gpu=0", "gpu:l40s:3"}) {
       admission::Job job;
-      if (!admission::annotation_from_comment(comment, &job.annotation, &job.annotated).ok()) continue;
+      if (!admission::annotation_from_comment(comment, &job.annotation).ok()) continue;
       job.fields.per_job = gres;
-      job.gpus = admission::total_gpus(job.fields).value();
       const admission::Decision d = admission::decide(policy, job);
       EXPECT_TRUE(std::isfinite(d.per_gpu_gb)) << comment << " " << gres;
       if (d.verdict == admission::Verdict::kReject || d.verdict == admission::Verdict::kResize) {

@@ -14,15 +14,19 @@ struct Candidate {
   const char* field;
   std::string value;
   Config config;
-  const char* also;  // flags the change implies, e.g. " --sp" with TP
+  const char* also;  // a field the change implies ("sequence_parallel" with TP), set to true
 };
 
-// "--tp=2": the CLI spelling of a change (the SPANK options prefix it with llm-).
-std::string flag_change(const char* field, const std::string& value) {
-  for (const FieldSpec& spec : request_fields()) {
-    if (std::strcmp(spec.name, field) == 0) return std::string("--") + spec.flag + "=" + value;
-  }
-  return std::string("--") + field + "=" + value;
+// The candidate as changes: the main one, then what it implies.
+std::vector<Change> changes_of(const Candidate& cand) {
+  std::vector<Change> out = {{cand.field, cand.value}};
+  if (cand.also[0] != '\0') out.push_back({cand.also, "true"});
+  return out;
+}
+
+std::vector<Change> with_gpus(std::vector<Change> changes, int64_t gpus) {
+  changes.push_back({"num_gpus", std::to_string(gpus)});
+  return changes;
 }
 
 bool valid(const Config& c) { return layout_problem(c).empty() && c.geo.heads % c.tp == 0; }
@@ -56,7 +60,7 @@ std::vector<Candidate> candidates_for(const Config& c) {
       x.tp = tp;
       x.sp = true;
       x.num_gpus = std::max(x.num_gpus, tp * x.pp * x.cp);
-    }, " --sp");
+    }, "sequence_parallel");
   }
   for (int64_t cp = c.cp * 2; cp <= 8 * c.cp; cp *= 2) {
     add("context_parallel", std::to_string(cp), [cp](Config& x) {
@@ -70,7 +74,7 @@ std::vector<Candidate> candidates_for(const Config& c) {
 }
 
 bool has_field(const std::vector<Advice>& list, const std::string& field) {
-  for (const Advice& a : list) if (a.field == field) return true;
+  for (const Advice& a : list) if (a.field() == field) return true;
   return false;
 }
 
@@ -79,7 +83,7 @@ bool has_field(const std::vector<Advice>& list, const std::string& field) {
 // job) most, until some GPU count fits.
 void add_combination(const Config& c, std::vector<Advice>& out) {
   Config current = c;
-  std::string changes, fields;
+  std::vector<Change> changes;
   for (int step = 0; step < 4; ++step) {
     const Candidate* best = nullptr;
     double best_floor = 0;
@@ -95,21 +99,25 @@ void add_combination(const Config& c, std::vector<Advice>& out) {
       }
     }
     if (best == nullptr) return;
-    changes += (changes.empty() ? "" : " ") + flag_change(best->field, best->value) + best->also;
-    fields += (fields.empty() ? "" : ",") + std::string(best->field);
+    for (Change& change : changes_of(*best)) changes.push_back(std::move(change));
     current = best->config;
     const MinGpus with = model::search_min_gpus(current, 0, false);
     if (with.gpus > 0) {
       current.num_gpus = std::max(with.gpus, current.num_gpus);
       const Breakdown at = estimate(current);
-      out.push_back({changes + " " + flag_change("num_gpus", std::to_string(current.num_gpus)), fields,
-                     best->value, current.num_gpus, at.per_gpu_total / kGiB, at.fits});
+      out.push_back({with_gpus(changes, current.num_gpus), current.num_gpus, at.per_gpu_total / kGiB, at.fits});
       return;
     }
   }
 }
 
 }  // namespace
+
+std::string key_values(const std::vector<Change>& changes) {
+  std::string out;
+  for (const Change& change : changes) out += (out.empty() ? "" : " ") + change.field + "=" + change.value;
+  return out;
+}
 
 std::vector<Advice> advise(const Config& c) {
   const Breakdown now = estimate(c);
@@ -126,8 +134,7 @@ std::vector<Advice> advise(const Config& c, const Breakdown& now, const MinGpus&
     const Breakdown b = estimate(cand.config);
     if (b.fits && cand.config.num_gpus == c.num_gpus) {
       if (!has_field(fitting, cand.field)) {
-        fitting.push_back({flag_change(cand.field, cand.value) + cand.also, cand.field, cand.value, c.num_gpus,
-                           b.per_gpu_total / kGiB, true});
+        fitting.push_back({changes_of(cand), c.num_gpus, b.per_gpu_total / kGiB, true});
       }
       continue;
     }
@@ -138,18 +145,15 @@ std::vector<Advice> advise(const Config& c, const Breakdown& now, const MinGpus&
     Config x = cand.config;
     x.num_gpus = std::max(with.gpus, x.num_gpus);
     const Breakdown at = estimate(x);
-    combined.push_back({flag_change(cand.field, cand.value) + cand.also + " " +
-                            flag_change("num_gpus", std::to_string(x.num_gpus)),
-                        cand.field, cand.value, x.num_gpus, at.per_gpu_total / kGiB, at.fits});
+    combined.push_back({with_gpus(changes_of(cand), x.num_gpus), x.num_gpus, at.per_gpu_total / kGiB, at.fits});
   }
   std::vector<Advice> out = fitting;
-  for (Advice& a : combined) if (!has_field(out, a.field)) out.push_back(std::move(a));
+  for (Advice& a : combined) if (!has_field(out, a.field())) out.push_back(std::move(a));
   if (more.gpus > c.num_gpus) {
     Config x = c;
     x.num_gpus = more.gpus;
     const Breakdown b = estimate(x);
-    out.push_back({flag_change("num_gpus", std::to_string(more.gpus)), "num_gpus", std::to_string(more.gpus),
-                   more.gpus, b.per_gpu_total / kGiB, b.fits});
+    out.push_back({{{"num_gpus", std::to_string(more.gpus)}}, more.gpus, b.per_gpu_total / kGiB, b.fits});
   }
   if (out.empty()) add_combination(c, out);
   return out;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "catalog_data.h"
 #include "text.h"
@@ -18,13 +19,15 @@ Bias bias_from(const std::string& s) {
   return s == "all" ? Bias::kAll : s == "qkv" ? Bias::kQkv : Bias::kNone;
 }
 
-std::vector<std::string> aliases_of(const json& entry) {
+std::vector<std::string> strings_of(const json& entry, const char* key) {
   std::vector<std::string> out;
-  if (entry.contains("aliases")) {
-    for (const auto& alias : entry["aliases"]) out.push_back(alias.get<std::string>());
+  if (entry.contains(key)) {
+    for (const auto& item : entry[key]) out.push_back(item.get<std::string>());
   }
   return out;
 }
+
+std::vector<std::string> aliases_of(const json& entry) { return strings_of(entry, "aliases"); }
 
 std::vector<ModelPreset> load_models() {
   std::vector<ModelPreset> out;
@@ -72,6 +75,8 @@ std::vector<GpuSpec> load_gpus() {
       spec.description = g.value("description", "");
       spec.capacity_bytes = g.at("capacity_bytes").get<double>();
       spec.source = g.value("source", "");
+      spec.device_names = strings_of(g, "device_names");
+      spec.device_names_source = g.value("device_names_source", "");
       out.push_back(std::move(spec));
     }
   } catch (...) {
@@ -97,6 +102,26 @@ Result<const Entry*> find_in(const std::vector<Entry>& catalog, const std::strin
                     std::string(field) + "='" + name + "' is not in the catalog" +
                         (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; see '" +
                         listing_command + "'");
+}
+
+// The form GPU lookups compare: trimmed, ASCII lower case, '-' read as '_'.
+std::string gpu_key(const std::string& text) {
+  std::string key = lower(trim(text));
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+// Every accepted spelling's key -> its catalog entry (the first entry wins a clash;
+// the catalog tests keep them apart).
+const std::unordered_map<std::string, const GpuSpec*>& gpu_index() {
+  static const std::unordered_map<std::string, const GpuSpec*> index = [] {
+    std::unordered_map<std::string, const GpuSpec*> out;
+    for (const GpuSpec& gpu : gpu_catalog()) {
+      for (const std::string& spelling : gpu_spellings(gpu)) out.emplace(gpu_key(spelling), &gpu);
+    }
+    return out;
+  }();
+  return index;
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -131,7 +156,33 @@ Result<const ModelPreset*> find_model(const std::string& name) {
 }
 
 Result<const GpuSpec*> find_gpu(const std::string& name) {
-  return find_in(gpu_catalog(), name, "gpu", "trainfit gpus");
+  const auto& index = gpu_index();
+  const auto found = index.find(gpu_key(name));
+  if (found != index.end()) return found->second;
+  return find_in(gpu_catalog(), name, "gpu", "trainfit gpus");  // the "did you mean" error
+}
+
+std::string slurm_gres_type_name(const std::string& device_name) {
+  std::string out = device_name;
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c == ' ') c = '_';
+  }
+  return out;
+}
+
+std::vector<std::string> gpu_spellings(const GpuSpec& gpu) {
+  std::vector<std::string> out;
+  const auto add = [&out](const std::string& spelling) {
+    if (!spelling.empty() && std::find(out.begin(), out.end(), spelling) == out.end()) {
+      out.push_back(spelling);
+    }
+  };
+  add(gpu.name);
+  for (const std::string& alias : gpu.aliases) add(alias);
+  for (const std::string& device : gpu.device_names) add(device);
+  for (const std::string& device : gpu.device_names) add(slurm_gres_type_name(device));
+  return out;
 }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {

@@ -136,8 +136,10 @@ std::string response_to_json(const Response& r, const ServingInfo& serving, int 
   j["assumptions"] = r.resolved.assumptions;
   j["advice"] = ordered_json::array();
   for (const Advice& a : r.advice) {
-    j["advice"].push_back({{"change", a.change}, {"field", a.field}, {"value", a.value}, {"num_gpus", a.num_gpus},
-                           {"per_gpu_gb", round4(a.per_gpu_gb)}, {"fits", a.fits}});
+    ordered_json changes = ordered_json::array();
+    for (const Change& change : a.changes) changes.push_back({{"field", change.field}, {"value", change.value}});
+    j["advice"].push_back({{"changes", changes}, {"num_gpus", a.num_gpus}, {"per_gpu_gb", round4(a.per_gpu_gb)},
+                           {"fits", a.fits}});
   }
   j["config"] = config_json(c);
   return j.dump(indent);

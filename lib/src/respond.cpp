@@ -53,7 +53,7 @@ std::string needs_open(const Config& c, const Breakdown& b) {
 
 std::string needs_line(const Config& c, const Breakdown& b) { return needs_open(c, b) + ")"; }
 
-std::string verdict(const Response& r) {
+std::string verdict(const Response& r, ChangeSpeller spell) {
   const Config& c = r.resolved.config;
   const Breakdown& b = r.breakdown;
   const std::string what = needs_open(c, b);
@@ -63,8 +63,8 @@ std::string verdict(const Response& r) {
   std::string line = "OOM: " + what + "); min_gpus_to_fit=" +
                      (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : std::string("none"));
   for (const Advice& a : r.advice) {
-    if (a.fits && a.field != "num_gpus" && a.num_gpus == c.num_gpus) {
-      line += " (or: " + a.change + " fits on " + std::to_string(c.num_gpus) + ")";
+    if (a.fits && a.field() != "num_gpus" && a.num_gpus == c.num_gpus) {
+      line += " (or: " + spell(a.changes) + " fits on " + std::to_string(c.num_gpus) + ")";
       break;
     }
   }

@@ -1,11 +1,14 @@
 // Admission: what the Slurm plugins need, as plain C++ they can test and link
-// statically. No I/O here except audit.cpp's one append; no exceptions escape.
+// statically (the trainfit_admission library). File I/O lives in conf_file.cpp
+// (trainfit.conf, --llm-hf-config) and audit_log.cpp; no exceptions escape.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainfit/error.h"
@@ -17,41 +20,51 @@ namespace trainfit::admission {
 
 // ---- GPU requests (gres.cpp) ----
 
+// The most GPUs a job may ask for; larger requests are a GPU-request error.
+constexpr int64_t kMaxJobGpus = int64_t{1} << 20;
+
 // One TRES/GRES list as Slurm writes it in any version: "gpu:8", "gres:gpu:8",
 // "gres/gpu:8", "gres/gpu=8", typed "gres:gpu:h100:8", comma or semicolon lists
 // ("gres:gpu:2,gres:gpu:1" adds up). Non-GPU entries are kept for rewriting.
 struct TresList {
   int64_t gpus = 0;
-  std::string gpu_type;              // "" if untyped; the first type seen
-  std::vector<std::string> others;   // entries that are not GPUs, verbatim
+  std::vector<std::string> gpu_types;  // distinct types as written, in order ("" never stored)
+  bool untyped = false;                // some GPU entry has no type
+  std::vector<std::string> others;     // entries that are not GPUs, verbatim
 };
 TRAINFIT_API Result<TresList> parse_tres(const std::string& text);
 
 // The job's GPU fields (job_desc_msg_t), with Slurm's NO_VAL markers already removed (0).
 struct JobGpuFields {
   std::string per_job, per_node, per_task, per_socket;
-  int64_t nodes = 0, tasks = 0, sockets_per_node = 0;
+  int64_t nodes = 0, max_nodes = 0, tasks = 0, tasks_per_node = 0, sockets_per_node = 0;
 };
 struct GpuTotal {
   int64_t gpus = 0;
-  std::string type;
-  const char* source = "";  // which field carried the request
+  std::vector<std::string> types;  // as written; more than one = mixed types
+  bool untyped = false;
+  const char* source = "";         // which field carried the request: "tres_per_job", ...
+  std::string written;             // the request as the user wrote it: "--gpus=h100:8"
 };
+// Totals computed without overflow; more than kMaxJobGpus is an error naming the request.
 TRAINFIT_API Result<GpuTotal> total_gpus(const JobGpuFields& fields);
 
-// The GPU fields an srun command line asks for (srun's argv up to the program):
-// --gpus/-G, --gpus-per-node, --gres, --gpus-per-task with -n/--ntasks, -N/--nodes.
-// Fields it does not set keep the values in *fields (from the allocation's environment,
-// as GRES strings: SLURM_GPUS=h100:8 is "gpu:h100:8").
-TRAINFIT_API void apply_srun_args(const std::vector<std::string>& argv, JobGpuFields* fields);
+// The GPU options of an srun step, from srun's own options (argv between "srun" and
+// the program, which the SPANK item S_JOB_ARGV delimits): --gpus/-G, --gpus-per-node,
+// --gres, --gpus-per-task, --gpus-per-socket, in every spelling ("--gpus 16", "-G2",
+// "--gpus=h100:4"), skipping the values of every option that takes one (srun's own
+// and other plugins' such as pyxis' --container-image IMG). Returns true when the
+// step asks for GPUs itself; fields it does not set are left as they are.
+TRAINFIT_API bool apply_srun_options(const std::vector<std::string>& options, JobGpuFields* fields);
 
 // The GPU string to write back when resizing ("gres:gpu:h100:16"), keeping other entries.
 TRAINFIT_API std::string rewrite_tres(const TresList& original, const std::string& type, int64_t gpus);
 
 // ---- Annotations (annotation.cpp) ----
 
-// SPANK option names (without "--llm-") and the request field each sets; "spec" and
-// "hf-config" are special. Shared by the SPANK plugin, the comment parser and job_submit.
+// SPANK option names (without "--llm-") and the request field each sets; "spec",
+// "hf-config" and "check" are special. Shared by the SPANK plugin, the comment parser
+// and job_submit.
 struct OptionSpec {
   const char* option;   // "seq"
   const char* field;    // "seq_length"; "" for spec / hf-config / check
@@ -60,21 +73,34 @@ struct OptionSpec {
 };
 TRAINFIT_API const std::vector<OptionSpec>& llm_options();
 
-// Applies one option value ("seq", "8192") to a request; errors name the option.
-TRAINFIT_API Result<bool> apply_option(Request& request, const std::string& option, const std::string& value);
+// How the user wrote the annotation: messages and advice speak the same syntax.
+enum class Face { kOptions, kComment };  // --llm-seq=8192 | trainfit: seq=8192
+
+struct Annotation {
+  Request request;
+  bool found = false;  // the job carries a trainfit annotation
+  bool check = false;  // --llm-check (or check=true in a comment): report the verdict on accept
+  Face face = Face::kOptions;
+};
 
 // From job_desc->spank_job_env: "_SLURM_SPANK_OPTION_trainfit_llm_seq=8192" and the
 // geometry the SPANK plugin read from an HF config ("TRAINFIT_GEOMETRY=k=v,...").
-// Sets *found when any trainfit option is present.
-TRAINFIT_API Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Request* request,
-                                                    bool* found);
+// The same function checks the options in sbatch (SPANK) and in slurmctld.
+TRAINFIT_API Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Annotation* out);
 
 // From a job comment "trainfit: model=llama3-70b seq=8192 zero=3" (keys: the options
-// above or any request field). *found is false when the comment is not trainfit's.
-TRAINFIT_API Result<bool> annotation_from_comment(const std::string& comment, Request* request, bool* found);
+// above or any request field). out->found is false when the comment is not trainfit's.
+TRAINFIT_API Result<bool> annotation_from_comment(const std::string& comment, Annotation* out);
+
+// The environment entry sbatch's SPANK plugin sends for one option ("seq" ->
+// "_SLURM_SPANK_OPTION_trainfit_llm_seq"), as Slurm mangles it.
+TRAINFIT_API std::string spank_env_name(const std::string& option);
 
 // "model=llama3-70b seq=8192" for the audit log and messages.
 TRAINFIT_API std::string describe(const Request& request);
+
+// A request field as the user would write it in this face: "--llm-zero" / "zero".
+TRAINFIT_API std::string spell_key(const std::string& field, Face face);
 
 // ---- Policy (policy.cpp) ----
 
@@ -86,69 +112,123 @@ struct PartitionPolicy {
   int64_t resize_max_gpus = 64;
   double headroom = 0.0;           // fraction of HBM kept free
   std::string default_gpu = "h100";
-  int64_t gpus_per_node = 8;
-  bool require_annotation = false;
+  int64_t gpus_per_node = 8;       // the node layout: min_gpus_to_fit and resizes use it
+  bool require_annotation = false; // for jobs that request GPUs
+  std::set<std::string> exempt_users, exempt_accounts, exempt_qos;
+  std::set<uint32_t> exempt_uids;  // exempt_users resolved at load (resolve_exempt_users)
 };
 
 struct Policy {
   PartitionPolicy defaults;
   std::map<std::string, PartitionPolicy> partitions;  // overrides, by partition name
+  std::map<std::string, std::string> gpu_aliases;     // site GRES type -> catalog name (lower case)
   std::string audit_log = "/var/log/slurm/trainfit-audit.jsonl";
   bool fail_open = true;  // on_error = open | closed
   const PartitionPolicy& for_partition(const std::string& partition) const;
 };
 
 // key = value lines; "# comments"; per-partition overrides as
-// "partition.NAME.KEY = VALUE". Errors: "trainfit.conf line N: ...".
+// "partition.NAME.KEY = VALUE"; "gpu_alias.NAME = CATALOG_NAME". Values of enumerated
+// keys are case-insensitive. Errors: "trainfit.conf line N: ...".
 TRAINFIT_API Result<Policy> parse_policy(const std::string& text);
 
-// ---- Decision (decision.cpp) ----
+// on_error as the file states it, read as a key even when the rest of the file is
+// invalid (true = open, the default).
+TRAINFIT_API bool fail_open_of(const std::string& text);
+
+// Fills exempt_uids from exempt_users (numeric uids or names, through lookup).
+// Returns the names that did not resolve.
+using UidLookup = std::optional<uint32_t> (*)(const std::string& name);
+TRAINFIT_API std::vector<std::string> resolve_exempt_users(Policy& policy, UidLookup lookup);
+
+// The catalog GPU a job's GRES type names: site aliases first, then the catalog's
+// names, aliases and NVML/ROCm device names. Errors name the gpu_alias key to add.
+TRAINFIT_API Result<std::string> catalog_gpu(const Policy& policy, const std::string& gres_type);
+
+// ---- Files (conf_file.cpp) ----
+
+// A regular file's contents, at most max_bytes; never blocks on a FIFO, never reads a
+// directory or a device. Errors say which case it is; ErrorCode::kMissing = not found.
+TRAINFIT_API Result<std::string> read_regular_file(const std::string& path, size_t max_bytes);
+constexpr size_t kMaxConfBytes = 1 << 20;      // trainfit.conf
+constexpr size_t kMaxHfConfigBytes = 4 << 20;  // --llm-hf-config
+
+// ---- Decision (decision.cpp, resize.cpp) ----
 
 struct Job {
-  Request annotation;
-  bool annotated = false;
-  GpuTotal gpus;
+  Annotation annotation;
+  std::optional<Error> annotation_error;  // the annotation could not be read
   JobGpuFields fields;
-  std::string partition;
+  std::string partition;  // as submitted: "" (the default), "gpu" or a list "elastic,gpu"
+  uint32_t uid = 0;
+  std::string account, qos;
+  bool step = false;      // an srun step inside an allocation: checked, never resized
 };
 
 enum class Verdict { kPass, kAccept, kWarn, kReject, kResize };
 TRAINFIT_API const char* to_string(Verdict verdict);
 
+// Why a job was refused or warned: each maps to its own Slurm error code.
+enum class Reason { kNone, kInvalidAnnotation, kGpuRequest, kTooFewGpus, kAnnotationRequired, kUnknownGpu, kInternal };
+TRAINFIT_API const char* to_string(Reason reason);
+
 struct Decision {
   Verdict verdict = Verdict::kPass;
+  Reason reason = Reason::kNone;
+  bool exempt = false;           // passed by an exemption
+  bool unchecked = false;        // an update trainfit cannot see enough of to check (logged)
   std::string message;           // what the user reads; "" when silent
-  std::string gpu;               // GPU type used
+  std::string gpu;               // catalog GPU the job was checked against
   double per_gpu_gb = 0, capacity_gb = 0;
+  int64_t gpus_requested = 0;
   int64_t min_gpus = 0;
-  int64_t resized_to = 0;
   int64_t global_batch = 0;
-  // For kResize: the fields to write back.
-  std::string new_tres_per_job, new_tres_per_node;
-  int64_t new_nodes = 0;
+  // For kResize: what the job is given and the fields to write back.
+  int64_t resized_to = 0;        // GPUs granted (what the message says)
+  std::string new_tres_per_job, new_tres_per_node, new_tres_per_task;
+  bool clear_tres_per_socket = false;
+  int64_t new_nodes = 0, new_tasks = 0;
 };
 
-// Bounded work: one resolve, one estimate, one min-GPU search, advice only on OOM.
+// Bounded work per listed partition: one resolve, one estimate, one min-GPU search;
+// advice only when refusing. A job listing several partitions is held to each.
 TRAINFIT_API Decision decide(const Policy& policy, const Job& job);
+
+// An update (scontrol update -> job_modify), which carries only the fields it changes.
+struct Update {
+  Job job;             // the annotation from the update's comment, its GPU fields and partition
+  std::string job_id;
+  bool sets_gpus = false, sets_partition = false;
+};
+// Checks what the update carries (update.cpp says what Slurm 22.05 lets it see).
+TRAINFIT_API Decision decide_update(const Policy& policy, const Update& update);
 
 // The user-facing summary: "trainfit: llama3-70b at seq 8192 needs 97.3 GiB per GPU on
 // 8 x H100 (79.6 GiB usable); min_gpus_to_fit=16 (or: --llm-recompute=full fits on 8)".
-TRAINFIT_API std::string oom_message(const Response& response);
+TRAINFIT_API std::string oom_message(const Response& response, Face face);
+
+// Advice as the user would type it: --llm-recompute=full --gpus=24 / recompute=full gpus=24.
+TRAINFIT_API std::string spell_changes(const std::vector<Change>& changes, Face face);
 
 // ---- Audit (audit.cpp) ----
 
 struct AuditRecord {
   int64_t time = 0;  // seconds since the epoch
-  uint32_t uid = 0;
-  std::string user, account, partition, job_name, annotation;
-  int64_t gpus_requested = 0;
-  Decision decision;
   std::string event = "submit";  // submit | modify
+  std::string decision_id;       // also stamped on the job's AdminComment
+  std::string job_id;            // modify only (a submission has no id yet)
+  uint32_t uid = 0;
+  std::string user, account, partition, qos, job_name, gpu_request, annotation;
+  Decision decision;
 };
+// One JSON line; user strings capped at kMaxAuditField bytes with a visible marker.
+constexpr size_t kMaxAuditField = 1024;
 TRAINFIT_API std::string audit_json(const AuditRecord& record);
 
-// Appends one line with a single O_APPEND write (atomic for concurrent writers).
-// Returns "" or the reason it failed.
-TRAINFIT_API std::string append_line(const std::string& path, const std::string& line);
+// ---- Logging ----
+
+// Control characters (terminal escapes included) as \xNN, so user text cannot forge
+// or garble lines in slurmctld's log or a terminal.
+TRAINFIT_API std::string printable(const std::string& text);
 
 }  // namespace trainfit::admission

@@ -26,6 +26,10 @@ struct GpuSpec {
   std::string description;
   double capacity_bytes = 0;   // what a framework can allocate into
   std::string source;          // where that number comes from
+  // Product names as the driver reports them (NVML nvmlDeviceGetName, i.e.
+  // nvidia-smi --query-gpu=name; ROCm SMI / amdsmi for AMD), e.g. "NVIDIA H100 80GB HBM3".
+  std::vector<std::string> device_names;
+  std::string device_names_source;  // where each device name was seen
 };
 
 TRAINFIT_API const std::vector<ModelPreset>& model_catalog();
@@ -33,7 +37,20 @@ TRAINFIT_API const std::vector<GpuSpec>& gpu_catalog();
 
 // Case-insensitive, by name or alias; unknown names get "did you mean".
 TRAINFIT_API Result<const ModelPreset*> find_model(const std::string& name);
+// Also by device name (raw, or as Slurm's AutoDetect GRES type, see below); '-' and '_'
+// are interchangeable. Nothing fuzzier: a site's own GRES type names are mapped with
+// gpu_alias in trainfit.conf.
 TRAINFIT_API Result<const GpuSpec*> find_gpu(const std::string& name);
+
+// The GRES type slurmd's AutoDetect (gpu/nvml, gpu/rsmi) derives from a device name:
+// Slurm's gpu_common_underscorify_tolower, i.e. every character lower-cased (ASCII) and
+// every space turned into '_'. "NVIDIA H100 80GB HBM3" -> "nvidia_h100_80gb_hbm3".
+TRAINFIT_API std::string slurm_gres_type_name(const std::string& device_name);
+
+// Every spelling find_gpu accepts for this entry, as written: name, aliases, device
+// names, and each device name's Slurm GRES type (exact duplicates removed). Lookups
+// also ignore case and the '-'/'_' difference.
+TRAINFIT_API std::vector<std::string> gpu_spellings(const GpuSpec& gpu);
 
 // Reads a Hugging Face config.json (text) into a geometry.
 TRAINFIT_API Result<Geometry> geometry_from_hf_config(const std::string& json_text);

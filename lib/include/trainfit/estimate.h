@@ -121,14 +121,25 @@ constexpr int kProfilePoints = 48;
 TRAINFIT_API std::vector<GpuPoint> sweep_gpus(const Config& config, int points = kProfilePoints);
 TRAINFIT_API std::vector<SeqPoint> sweep_seq(const Config& config, int points = kProfilePoints);
 
-struct Advice {
-  std::string change;     // e.g. "--recompute=full" or "--recompute=full --gpus=16"
-  std::string field;      // request field it sets
-  std::string value;      // new value, as text
-  int64_t num_gpus = 0;   // GPU count the prediction is for (more than asked when combined)
-  double per_gpu_gb = 0;  // predicted peak with the change
-  bool fits = false;
+// One field set to one value: advice says what to change as data; each face (CLI
+// flags, --llm-* options, JSON) spells it its own way.
+struct Change {
+  std::string field;  // request field (JSON name), e.g. "recompute"
+  std::string value;  // as text, e.g. "full"
 };
+
+struct Advice {
+  std::vector<Change> changes;  // what to set; the first is the main change, implied ones
+                                // follow (sequence_parallel with TP), num_gpus last when GPUs are added
+  int64_t num_gpus = 0;         // GPU count the prediction is for (more than asked when combined)
+  double per_gpu_gb = 0;        // predicted peak with the changes
+  bool fits = false;
+  const std::string& field() const { return changes.front().field; }
+  const std::string& value() const { return changes.front().value; }
+};
+
+// "recompute=full num_gpus=24": the face-neutral spelling (request field names).
+TRAINFIT_API std::string key_values(const std::vector<Change>& changes);
 
 // The cheapest changes that make a step fit (those that fit first), each with its prediction.
 TRAINFIT_API std::vector<Advice> advise(const Config& config);
@@ -154,8 +165,10 @@ struct ResponseOptions {
 TRAINFIT_API Result<Response> respond(const Request& request, ResponseOptions options = {});
 TRAINFIT_API Response respond(const Resolved& resolved, ResponseOptions options = {});
 
-// One line a user reads at a glance.
-TRAINFIT_API std::string verdict(const Response& response);
+// One line a user reads at a glance; advice in it is spelled by `spell` (each face
+// passes its own: CLI flags, --llm-* options; the default is key=value).
+using ChangeSpeller = std::string (*)(const std::vector<Change>& changes);
+TRAINFIT_API std::string verdict(const Response& response, ChangeSpeller spell = key_values);
 
 // "llama3-70b at seq 8192 needs 97.3 GiB per GPU on 8 x H100 (79.6 GiB usable)": the
 // part of every verdict and Slurm message that states the prediction.

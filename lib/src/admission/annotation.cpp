@@ -1,5 +1,8 @@
 // Job annotations: the SPANK options as they reach slurmctld in spank_job_env,
 // and the "trainfit: key=value ..." job comment for clients without the plugin.
+// One rule for both: each key sets one request field; the same field given twice
+// with different values is an error naming both spellings (--llm-zero=3 and
+// --llm-spec=zero_stage=0); the HF geometry comes first and options override it.
 #include <cctype>
 
 #include "../text.h"
@@ -11,12 +14,15 @@ namespace {
 constexpr const char* kSpankPrefix = "_SLURM_SPANK_OPTION_trainfit_";
 constexpr const char* kGeometryVariable = "TRAINFIT_GEOMETRY";
 
-// "llm_micro_batch" (Slurm replaces non-alphanumerics with '_') -> "micro-batch".
+std::string mangle(std::string name) {  // Slurm replaces non-alphanumerics with '_'
+  for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+// "llm_micro_batch" -> the option "micro-batch".
 const OptionSpec* option_from_env_name(const std::string& name) {
   for (const OptionSpec& o : llm_options()) {
-    std::string mangled = std::string("llm-") + o.option;
-    for (char& c : mangled) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    if (mangled == name) return &o;
+    if (mangle(std::string("llm-") + o.option) == name) return &o;
   }
   return nullptr;
 }
@@ -26,6 +32,83 @@ std::string strip_option_prefix(std::string key) {
   if (key.rfind("llm-", 0) == 0) key = key.substr(4);
   return key;
 }
+
+const OptionSpec* named_option(const std::string& key) {
+  for (const OptionSpec& o : llm_options()) {
+    if (key == o.option && o.field[0] != '\0') return &o;
+  }
+  return nullptr;
+}
+
+// One key=value as the user wrote it, in their syntax: "--llm-zero=3", "zero=3",
+// "--llm-spec=zero_stage=0".
+std::string spelled(const std::string& key, const std::string& value, Face face, bool in_spec) {
+  if (face == Face::kComment) return key + "=" + value;
+  if (in_spec) return "--llm-spec=" + key + "=" + value;
+  return "--llm-" + key + "=" + value;
+}
+
+// Applies key=value pairs in order, refusing a field set twice with different values.
+class Builder {
+ public:
+  Builder(Request* request, Face face) : request_(request), face_(face) {}
+
+  Result<bool> set(const std::string& raw_key, const std::string& value, bool in_spec) {
+    const std::string key = strip_option_prefix(raw_key);
+    const OptionSpec* option = in_spec ? nullptr : named_option(key);
+    const std::string field_key = option != nullptr ? option->field : key;
+    const FieldSpec* field = find_field(field_key);
+    const std::string how = spelled(key, value, face_, in_spec);
+    if (field == nullptr) {
+      Error e = unknown_field_error(key);
+      e.message = how + ": " + e.message;
+      return e;
+    }
+    Request scratch;
+    Result<bool> ok = set_field_from_text(scratch, field_key, value);
+    if (!ok) {
+      Error e = ok.error();
+      e.message = how.substr(0, how.size() - value.size()) + "'" + value + "' is not valid; accepted: " + field->accepted;
+      return e;
+    }
+    const std::string canonical = to_key_values(scratch);
+    auto [it, inserted] = seen_.emplace(field->name, std::make_pair(how, canonical));
+    if (!inserted && it->second.second != canonical) {
+      return make_error(ErrorCode::kInconsistent, field->name,
+                        it->second.first + " and " + how + " disagree; give " + field->name + " once");
+    }
+    return set_field_from_text(*request_, field_key, value);
+  }
+
+  Result<bool> set_option(const std::string& raw_key, const std::string& value) {
+    const std::string key = strip_option_prefix(raw_key);
+    if (key == "check") return true;
+    if (key == "hf-config") {
+      return make_error(ErrorCode::kInvalidValue, "hf-config",
+                        "hf-config is read on the submit host by the SPANK plugin (--llm-hf-config); a comment "
+                        "cannot carry it: give the geometry fields instead");
+    }
+    if (key != "spec") return set(key, value, false);
+    for (const std::string& pair : split(value, ',')) {
+      if (trim(pair).empty()) continue;
+      const size_t eq = pair.find('=');
+      if (eq == std::string::npos) {
+        return make_error(ErrorCode::kMalformed, "spec",
+                          "--llm-spec='" + value + "': '" + pair + "' is not KEY=VALUE (e.g. --llm-spec=micro_batch=2,cp=2)");
+      }
+      Result<bool> ok = set(trim(pair.substr(0, eq)), trim(pair.substr(eq + 1)), true);
+      if (!ok) return ok;
+    }
+    return true;
+  }
+
+ private:
+  Request* request_;
+  Face face_;
+  std::map<std::string, std::pair<std::string, std::string>> seen_;  // field -> (as written, canonical)
+};
+
+bool is_check(const std::string& key) { return strip_option_prefix(key) == "check"; }
 
 }  // namespace
 
@@ -41,36 +124,16 @@ const std::vector<OptionSpec>& llm_options() {
       {"pp", "pipeline_parallel", "N", "pipeline-parallel size"},
       {"spec", "", "KEY=VAL[,KEY=VAL...]", "any trainfit request field (see 'trainfit fields')"},
       {"hf-config", "", "PATH", "Hugging Face config.json giving the geometry (read at submission)"},
-      {"check", "", "", "print min_gpus_to_fit for the annotated model and submit"},
+      {"check", "", "", "print slurmctld's trainfit verdict (min_gpus_to_fit) and submit"},
   };
   return options;
 }
 
-Result<bool> apply_option(Request& request, const std::string& raw_option, const std::string& value) {
-  const std::string option = strip_option_prefix(raw_option);
-  if (option == "spec") return apply_key_values(request, value, ',');
-  if (option == "check") return true;
-  if (option == "hf-config") {
-    return make_error(ErrorCode::kInvalidValue, "hf-config",
-                      "hf-config is read on the submit host by the SPANK plugin (--llm-hf-config); a comment "
-                      "cannot carry it: give the geometry fields instead");
-  }
-  for (const OptionSpec& o : llm_options()) {
-    if (option != o.option || o.field[0] == '\0') continue;
-    Result<bool> set = set_field_from_text(request, o.field, value);
-    if (!set) {
-      Error e = set.error();
-      e.message = "--llm-" + option + "='" + value + "' is not valid; accepted: " +
-                  (find_field(o.field) ? find_field(o.field)->accepted : o.arginfo);
-      return e;
-    }
-    return true;
-  }
-  return set_field_from_text(request, option, value);  // any request field name or CLI flag
-}
+std::string spank_env_name(const std::string& option) { return kSpankPrefix + mangle("llm-" + option); }
 
-Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Request* request, bool* found) {
-  *found = false;
+Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Annotation* out) {
+  out->found = false;
+  out->face = Face::kOptions;
   const size_t prefix = std::char_traits<char>::length(kSpankPrefix);
   std::vector<std::pair<const OptionSpec*, std::string>> options;
   for (const std::string& entry : env) {
@@ -78,43 +141,65 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Requ
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
     if (name == kGeometryVariable) {
-      *found = true;
-      Result<bool> set = apply_key_values(*request, value, ',');  // geometry first: options override it
+      out->found = true;
+      Result<bool> set = apply_key_values(out->request, value, ',');  // geometry first: options override it
       if (!set) return set.error();
     } else if (name.rfind(kSpankPrefix, 0) == 0) {
       const OptionSpec* option = option_from_env_name(name.substr(prefix));
       if (option == nullptr) continue;
-      *found = true;
+      out->found = true;
       options.emplace_back(option, value);
     }
   }
+  Builder builder(&out->request, Face::kOptions);
   for (const auto& [option, value] : options) {
-    if (std::string(option->option) == "hf-config" || std::string(option->option) == "check") continue;
-    Result<bool> set = apply_option(*request, option->option, value);
+    if (std::string(option->option) == "hf-config") continue;  // its geometry is TRAINFIT_GEOMETRY
+    out->check |= is_check(option->option);
+    Result<bool> set = builder.set_option(option->option, value);
     if (!set) return set.error();
   }
   return true;
 }
 
-Result<bool> annotation_from_comment(const std::string& comment, Request* request, bool* found) {
+Result<bool> annotation_from_comment(const std::string& comment, Annotation* out) {
   const std::string text = trim(comment);
-  *found = lower(text.substr(0, 9)) == "trainfit:";
-  if (!*found) return true;
+  out->found = lower(text.substr(0, 9)) == "trainfit:";
+  out->face = Face::kComment;
+  if (!out->found) return true;
   std::string body = text.substr(9);
   for (char& c : body) if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  Builder builder(&out->request, Face::kComment);
   for (const std::string& token : split(body, ' ')) {
     if (trim(token).empty()) continue;
     const size_t eq = token.find('=');
+    if (is_check(token.substr(0, eq))) {
+      bool on = true;
+      if (eq != std::string::npos && !parse_bool(token.substr(eq + 1), &on)) {
+        return make_error(ErrorCode::kInvalidValue, "check", "check='" + token.substr(eq + 1) + "' is not valid; accepted: true|false");
+      }
+      out->check = on;
+      continue;
+    }
     if (eq == std::string::npos) {
       return make_error(ErrorCode::kMalformed, token,
-                        "trainfit comment: '" + token + "' is not key=value (e.g. trainfit: model=llama3-70b seq=8192)");
+                        "'" + token + "' is not key=value (e.g. --comment=\"trainfit: model=llama3-70b seq=8192\")");
     }
-    Result<bool> set = apply_option(*request, token.substr(0, eq), token.substr(eq + 1));
+    Result<bool> set = builder.set_option(token.substr(0, eq), token.substr(eq + 1));
     if (!set) return set.error();
   }
   return true;
 }
 
 std::string describe(const Request& request) { return to_key_values(request, ' '); }
+
+std::string spell_key(const std::string& field, Face face) {
+  const FieldSpec* spec = find_field(field);
+  const std::string name = spec != nullptr ? spec->name : field;
+  for (const OptionSpec& o : llm_options()) {
+    if (name == o.field) return face == Face::kOptions ? std::string("--llm-") + o.option : std::string(o.option);
+  }
+  if (name == "num_gpus") return face == Face::kOptions ? "--gpus" : "the GPU request (--gpus)";
+  return face == Face::kOptions ? "--llm-spec=" + name : name;
+}
 
 }  // namespace trainfit::admission

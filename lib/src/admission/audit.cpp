@@ -1,54 +1,87 @@
-// The audit log: one JSON line per decision, appended with a single O_APPEND write.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+// The audit record: one JSON line per decision, written by hand (this runs for every
+// job submission; a JSON tree costs more than the decision). User strings are capped
+// at kMaxAuditField bytes with a visible marker; invalid UTF-8 is replaced.
+#include <cmath>
+#include <cstdio>
 #include <ctime>
-#include <nlohmann/json.hpp>
 
 #include "trainfit/admission.h"
+#include "trainfit/admission/audit_log.h"
 
 namespace trainfit::admission {
+namespace {
 
-std::string audit_json(const AuditRecord& r) {
+class Line {
+ public:
+  Line() { out_.reserve(768); }
+  Line& text(const char* key, const std::string& value, size_t cap = kMaxAuditField) {
+    field(key);
+    append_json_string(out_, value, cap);
+    return *this;
+  }
+  Line& number(const char* key, int64_t value) {
+    field(key);
+    out_ += std::to_string(value);
+    return *this;
+  }
+  Line& count_or_null(const char* key, int64_t value) {
+    field(key);
+    out_ += value > 0 ? std::to_string(value) : "null";
+    return *this;
+  }
+  Line& gib(const char* key, double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.2f", std::isfinite(value) ? value : 0.0);
+    field(key);
+    out_ += buffer;
+    return *this;
+  }
+  std::string done() { return out_ + "}"; }
+
+ private:
+  void field(const char* key) {
+    out_ += out_.empty() ? "{\"" : ",\"";
+    out_ += key;
+    out_ += "\":";
+  }
+  std::string out_;
+};
+
+std::string utc(int64_t seconds) {
   char when[32] = "";
-  const time_t t = static_cast<time_t>(r.time);
-  struct tm utc;
-  if (gmtime_r(&t, &utc) != nullptr) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  const Decision& d = r.decision;
-  nlohmann::ordered_json j;
-  j["time"] = when;
-  j["event"] = r.event;
-  j["uid"] = r.uid;
-  j["user"] = r.user;
-  j["account"] = r.account;
-  j["partition"] = r.partition;
-  j["job_name"] = r.job_name;
-  j["annotation"] = r.annotation;
-  j["gpus_requested"] = r.gpus_requested;
-  j["gpu"] = d.gpu;
-  j["predicted_per_gpu_gb"] = std::round(d.per_gpu_gb * 100.0) / 100.0;
-  j["capacity_gb"] = std::round(d.capacity_gb * 100.0) / 100.0;
-  j["action"] = to_string(d.verdict);
-  j["min_gpus_to_fit"] = d.min_gpus > 0 ? nlohmann::ordered_json(d.min_gpus) : nlohmann::ordered_json(nullptr);
-  j["resized_to"] = d.resized_to > 0 ? nlohmann::ordered_json(d.resized_to) : nlohmann::ordered_json(nullptr);
-  j["message"] = d.message;
-  // Job names and comments are user text: replace invalid UTF-8 rather than throw.
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  const time_t t = static_cast<time_t>(seconds);
+  struct tm parts;
+  if (gmtime_r(&t, &parts) != nullptr) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return when;
 }
 
-std::string append_line(const std::string& path, const std::string& line) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0640);
-  if (fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
-  const std::string record = line + "\n";
-  const ssize_t written = ::write(fd, record.data(), record.size());
-  const int write_errno = errno;
-  ::close(fd);
-  if (written != static_cast<ssize_t>(record.size())) {
-    return "cannot append to " + path + ": " + (written < 0 ? std::strerror(write_errno) : "short write");
-  }
-  return "";
+}  // namespace
+
+std::string audit_json(const AuditRecord& r) {
+  const Decision& d = r.decision;
+  Line line;
+  line.text("time", utc(r.time))
+      .text("event", r.event)
+      .text("decision_id", r.decision_id)
+      .text("job_id", r.job_id)
+      .number("uid", r.uid)
+      .text("user", r.user)
+      .text("account", r.account)
+      .text("partition", r.partition)
+      .text("qos", r.qos)
+      .text("job_name", r.job_name)
+      .text("gpu_request", r.gpu_request)
+      .text("annotation", r.annotation)
+      .number("gpus_requested", d.gpus_requested)
+      .text("gpu", d.gpu)
+      .gib("predicted_per_gpu_gb", d.per_gpu_gb)
+      .gib("capacity_gb", d.capacity_gb)
+      .text("action", d.exempt ? "exempt" : d.unchecked ? "unchecked" : to_string(d.verdict))
+      .text("reason", to_string(d.reason))
+      .count_or_null("min_gpus_to_fit", d.min_gpus)
+      .count_or_null("resized_to", d.resized_to)
+      .text("message", d.message, 4 * kMaxAuditField);
+  return line.done();
 }
 
 }  // namespace trainfit::admission

@@ -1,44 +1,206 @@
-// The admission decision for one job: bounded work (one resolve, one estimate,
-// one min-GPU search; advice only when the step does not fit).
+// The admission decision for one job: bounded work per listed partition (one
+// resolve, one estimate, one min-GPU search; advice only when refusing).
+//
+// A job listing several partitions may run in any of them, so it is held to each:
+// refusals that a resize cannot mend (annotation required or invalid, unknown GPU)
+// in any partition refuse the job; a job that does not fit somewhere is resized when
+// one of those partitions resizes and the resized job then fits in all of them;
+// otherwise it is rejected unless every partition where it does not fit only warns.
+#include <algorithm>
 #include <cmath>
 
 #include "../text.h"
+#include "resize.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
 
 namespace trainfit::admission {
 namespace {
 
-// "--recompute=full --gpus=24 --sp" -> "--llm-recompute=full --gpus=24 --llm-spec=sp=true".
-std::string as_slurm_flags(const std::string& change) {
-  std::string out;
-  for (const std::string& token : split(change, ' ')) {
-    if (token.rfind("--", 0) != 0) continue;
-    std::string flag = token.substr(2), value = "true";
-    const size_t eq = flag.find('=');
-    if (eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    }
-    std::string spelled;
-    if (flag == "gpus") {
-      spelled = "--gpus=" + value;
-    } else {
-      spelled = "--llm-spec=" + flag + "=" + value;
-      for (const OptionSpec& o : llm_options()) {
-        if (flag == o.option && o.field[0] != '\0') spelled = "--llm-" + flag + "=" + value;
-      }
-    }
-    out += (out.empty() ? "" : " ") + spelled;
+// One job under one partition's policy.
+struct Evaluation {
+  std::string partition;  // "" = the default partition
+  const PartitionPolicy* rules = nullptr;
+  std::optional<Error> error;
+  Reason reason = Reason::kNone;
+  Response response;
+  bool no_gpus = false;  // the job asks for none: it cannot run, whatever the prediction
+  bool fits() const { return !error && !no_gpus && response.breakdown.fits; }
+};
+
+std::vector<std::string> partitions_of(const std::string& list) {
+  std::vector<std::string> out;
+  for (const std::string& name : split(list, ',')) {
+    if (!trim(name).empty()) out.push_back(trim(name));
   }
+  if (out.empty()) out.push_back("");
   return out;
 }
 
-// Warn under action = warn; reject otherwise (resize cannot mend these).
-Decision refuse(Action action, std::string message) {
+bool exempt(const PartitionPolicy& p, const Job& job) {
+  return p.exempt_uids.count(job.uid) > 0 || (!job.account.empty() && p.exempt_accounts.count(job.account) > 0) ||
+         (!job.qos.empty() && p.exempt_qos.count(job.qos) > 0);
+}
+
+// The catalog GPU to check against: the GRES types (the smallest-memory one when a
+// job mixes types, since every rank must fit), else the partition's default.
+Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const GpuTotal& gpus) {
+  std::vector<std::string> types = gpus.types;
+  if (types.empty() || gpus.untyped) types.push_back(rules.default_gpu);
+  std::string smallest;
+  double smallest_bytes = 0;
+  for (const std::string& type : types) {
+    Result<std::string> name = catalog_gpu(policy, type);
+    if (!name) return name.error();
+    const double bytes = (*find_gpu(name.value()))->capacity_bytes;
+    if (smallest.empty() || bytes < smallest_bytes) smallest = name.value(), smallest_bytes = bytes;
+  }
+  return smallest;
+}
+
+Evaluation evaluate(const Policy& policy, const std::string& partition, const Job& job, const GpuTotal& gpus,
+                    int64_t num_gpus) {
+  Evaluation e;
+  e.partition = partition;
+  e.rules = &policy.for_partition(partition);
+  e.no_gpus = num_gpus == 0;
+  Result<std::string> gpu = job_gpu(policy, *e.rules, gpus);
+  if (!gpu) {
+    e.error = gpu.error();
+    e.reason = Reason::kUnknownGpu;
+    return e;
+  }
+  Request request = job.annotation.request;
+  request.gpu = gpu.value();
+  request.gpu_memory_gb.reset();
+  request.num_gpus = std::max<int64_t>(1, num_gpus);
+  request.gpus_per_node = e.rules->gpus_per_node;  // the partition's layout, not the annotation's
+  Result<Resolved> resolved = resolve(request);
+  if (!resolved) {
+    e.error = resolved.error();
+    e.reason = resolved.error().field == "num_gpus" ? Reason::kGpuRequest : Reason::kInvalidAnnotation;
+    return e;
+  }
+  resolved->config.capacity_bytes *= 1.0 - e.rules->headroom;  // the fraction of HBM kept free
+  e.response = respond(resolved.value(), ResponseOptions{false, false});
+  return e;
+}
+
+// Reject, unless every listed partition only warns.
+Verdict refusal(const Policy& policy, const std::vector<std::string>& parts) {
+  for (const std::string& p : parts) {
+    if (policy.for_partition(p).action != Action::kWarn) return Verdict::kReject;
+  }
+  return Verdict::kWarn;
+}
+
+Decision refuse(Verdict verdict, Reason reason, std::string message) {
   Decision d;
-  d.verdict = action == Action::kWarn ? Verdict::kWarn : Verdict::kReject;
+  d.verdict = verdict;
+  d.reason = reason;
   d.message = std::move(message);
+  return d;
+}
+
+std::string where(const Evaluation& e, size_t partitions) {
+  return partitions > 1 ? "partition " + (e.partition.empty() ? std::string("(default)") : e.partition) + ": " : "";
+}
+
+// What the user wrote that the partition's layout replaced.
+std::string layout_note(const Job& job, const PartitionPolicy& rules) {
+  const std::optional<int64_t>& asked = job.annotation.request.gpus_per_node;
+  if (!asked || *asked == rules.gpus_per_node) return "";
+  return " (" + spell_key("gpus_per_node", job.annotation.face) + "=" + std::to_string(*asked) +
+         " replaced by the partition's " + std::to_string(rules.gpus_per_node) + " GPUs per node)";
+}
+
+void fill_numbers(const Evaluation& e, Decision* d) {
+  const Response& r = e.response;
+  d->gpu = r.resolved.config.gpu_name;
+  d->per_gpu_gb = r.breakdown.per_gpu_total / kGiB;
+  d->capacity_gb = r.breakdown.capacity / kGiB;
+  d->min_gpus = r.min_gpus.gpus;
+  d->global_batch = r.global_batch;
+}
+
+std::string min_text(int64_t gpus) { return gpus > 0 ? std::to_string(gpus) : std::string("none"); }
+
+// "llama3-70b at seq 8192 needs ...; min_gpus_to_fit=22 (or: --llm-recompute=full fits on 8)"
+std::string oom_body(const Response& r, Face face) {
+  const Config& c = r.resolved.config;
+  std::string line = needs_line(c, r.breakdown) + "; min_gpus_to_fit=" + min_text(r.min_gpus.gpus);
+  // The cheapest change that fits on the GPUs asked for, if there is one.
+  for (const Advice& a : r.advice) {
+    if (!a.fits || a.field() == "num_gpus" || a.num_gpus != c.num_gpus) continue;
+    line += " (or: " + spell_changes(a.changes, face) + " fits on " + std::to_string(c.num_gpus) + ")";
+    break;
+  }
+  return line;
+}
+
+// The refusal text for the partition where the job does not fit, with advice.
+std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, size_t partitions) {
+  Response r = e.response;
+  r.advice = advise(r.resolved.config, r.breakdown, r.min_gpus);
+  if (gpus.gpus == 0) {
+    return "trainfit: " + where(e, partitions) + "the job is annotated for LLM training but requests no GPUs; " +
+           "min_gpus_to_fit=" + min_text(r.min_gpus.gpus) + " (add --gpus=" + r.resolved.config.gpu_name + ":N)";
+  }
+  return "trainfit: " + where(e, partitions) + oom_body(r, job.annotation.face) + layout_note(job, *e.rules);
+}
+
+Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, const std::vector<Evaluation>& now,
+                    const std::vector<std::string>& parts) {
+  int64_t target = 0, limit = kMaxJobGpus, per_node = kMaxJobGpus;
+  const Evaluation* failing = nullptr;
+  for (const Evaluation& e : now) {
+    per_node = std::min(per_node, e.rules->gpus_per_node);
+    if (e.fits()) continue;
+    if (failing == nullptr) failing = &e;
+    if (e.rules->action == Action::kResize) limit = std::min(limit, e.rules->resize_max_gpus);
+    if (e.response.min_gpus.gpus == 0) target = -1;
+    if (target >= 0) target = std::max(target, e.response.min_gpus.gpus);
+  }
+  const Reason reason = gpus.gpus == 0 ? Reason::kGpuRequest : Reason::kTooFewGpus;
+  const std::string oom = oom_text(*failing, job, gpus, parts.size());
+  auto refuse = [&](std::string message) {  // a resizing partition is listed: never only a warning
+    Decision d = admission::refuse(Verdict::kReject, reason, std::move(message));
+    fill_numbers(*failing, &d);
+    d.gpus_requested = gpus.gpus;
+    return d;
+  };
+  if (target <= 0) return refuse(oom);
+  if (target > limit) return refuse(oom + "; more than this partition's resize limit of " + std::to_string(limit) + " GPUs");
+  if (gpus.types.size() > 1) return refuse(oom + "; a job mixing GPU types is not resized");
+  const ResizePlan plan = plan_resize(job.fields, gpus, target, per_node);
+  std::vector<Evaluation> after;
+  for (const std::string& p : parts) {
+    after.push_back(evaluate(policy, p, job, gpus, plan.granted));
+    if (!after.back().fits()) {
+      return refuse(oom + "; the resized job (" + std::to_string(plan.granted) + " GPUs) would not fit either");
+    }
+  }
+  Decision d;
+  fill_numbers(*failing, &d);
+  d.gpus_requested = gpus.gpus;
+  d.verdict = Verdict::kResize;
+  d.resized_to = plan.granted;
+  d.new_tres_per_job = plan.tres_per_job;
+  d.new_tres_per_node = plan.tres_per_node;
+  d.new_tres_per_task = plan.tres_per_task;
+  d.clear_tres_per_socket = plan.clear_tres_per_socket;
+  d.new_nodes = plan.nodes;
+  d.new_tasks = plan.tasks;
+  const Response& first = failing->response;
+  const Response& resized = after.front().response;
+  d.message = "trainfit: resized from " + std::to_string(gpus.gpus) + " to " + std::to_string(plan.granted) + " x " +
+              gpu_label(resized.resolved.config) + (plan.layout.empty() ? "" : " (" + plan.layout + ")") + ": " +
+              (gpus.gpus > 0 ? needs_line(first.resolved.config, first.breakdown) + "; " : "") +
+              format_gib(resized.breakdown.per_gpu_total) + " GiB on " + std::to_string(plan.granted) + "; global batch " +
+              std::to_string(first.global_batch) + " -> " + std::to_string(resized.global_batch) + " sequences" +
+              (plan.tasks_note.empty() ? "" : "; " + plan.tasks_note) + layout_note(job, *failing->rules);
+  d.global_batch = resized.global_batch;
+  d.per_gpu_gb = resized.breakdown.per_gpu_total / kGiB;
   return d;
 }
 
@@ -55,105 +217,112 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
-std::string oom_message(const Response& r) {
-  const Config& c = r.resolved.config;
-  std::string line = "trainfit: " + needs_line(c, r.breakdown) + "; min_gpus_to_fit=" +
-                     (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : std::string("none"));
-  // The cheapest change that fits on the GPUs asked for, if there is one.
-  for (const Advice& a : r.advice) {
-    if (!a.fits || a.field == "num_gpus" || a.num_gpus != c.num_gpus) continue;
-    line += " (or: " + as_slurm_flags(a.change) + " fits on " + std::to_string(c.num_gpus) + ")";
-    break;
+const char* to_string(Reason r) {
+  switch (r) {
+    case Reason::kNone: return "";
+    case Reason::kInvalidAnnotation: return "invalid_annotation";
+    case Reason::kGpuRequest: return "gpu_request";
+    case Reason::kTooFewGpus: return "too_few_gpus";
+    case Reason::kAnnotationRequired: return "annotation_required";
+    case Reason::kUnknownGpu: return "unknown_gpu";
+    case Reason::kInternal: return "internal";
   }
-  return line;
+  return "?";
 }
 
-Decision decide(const Policy& policy, const Job& job) {
-  const PartitionPolicy& rules = policy.for_partition(job.partition);
-  if (!job.annotated) {
-    if (!rules.require_annotation) return Decision{};
-    return refuse(Action::kReject, "trainfit: partition " + job.partition +
-                                       " requires an LLM training annotation: add --llm-model=NAME (and --llm-seq, "
-                                       "--llm-zero, ...) or --comment=\"trainfit: model=NAME seq=N\"");
+std::string spell_changes(const std::vector<Change>& changes, Face face) {
+  std::string out, spec;
+  for (const Change& change : changes) {
+    std::string key = spell_key(change.field, face);
+    if (change.field == "num_gpus") key = "--gpus";
+    if (face == Face::kOptions && key.rfind("--llm-spec=", 0) == 0) {
+      spec += (spec.empty() ? "" : ",") + change.field + "=" + change.value;
+      continue;
+    }
+    out += (out.empty() ? "" : " ") + key + "=" + change.value;
   }
-  Request request = job.annotation;
-  // The GPU comes from the job's GRES type, else the partition's default.
-  std::string gpu = job.gpus.type.empty() ? rules.default_gpu : job.gpus.type;
-  if (!find_gpu(gpu).ok()) {
-    return refuse(rules.action, "trainfit: GPU type '" + gpu + "' of this job is not in trainfit's catalog; " +
-                                    find_gpu(gpu).error().message);
-  }
-  request.gpu = gpu;
-  request.gpu_memory_gb.reset();
-  request.num_gpus = std::max<int64_t>(1, job.gpus.gpus);
-  if (!request.gpus_per_node) request.gpus_per_node = rules.gpus_per_node;
-  Result<Resolved> resolved = resolve(request);
-  if (!resolved) {
-    return refuse(rules.action, "trainfit: invalid annotation: " + resolved.error().message);
-  }
-  resolved->config.capacity_bytes *= 1.0 - rules.headroom;  // the fraction of HBM kept free
-  ResponseOptions options;
-  options.profiles = false;
-  options.advice = false;
-  Response r = respond(resolved.value(), options);
-  if (!r.breakdown.fits && rules.action != Action::kResize) r.advice = advise(r.resolved.config, r.breakdown, r.min_gpus);
+  if (!spec.empty()) out += (out.empty() ? "" : " ") + std::string("--llm-spec=") + spec;
+  return out;
+}
 
-  Decision d;
-  d.gpu = resolved->config.gpu_name;
-  d.per_gpu_gb = r.breakdown.per_gpu_total / kGiB;
-  d.capacity_gb = r.breakdown.capacity / kGiB;
-  d.min_gpus = r.min_gpus.gpus;
-  d.global_batch = r.global_batch;
-  if (job.gpus.gpus == 0) {
-    d.verdict = rules.action == Action::kWarn ? Verdict::kWarn : Verdict::kReject;
-    d.message = "trainfit: the job is annotated for LLM training but requests no GPUs; min_gpus_to_fit=" +
-                (d.min_gpus > 0 ? std::to_string(d.min_gpus) : std::string("none")) + " (add --gpus=" + gpu + ":N)";
-    if (rules.action != Action::kResize || d.min_gpus == 0) return d;
-  } else if (r.breakdown.fits) {
+std::string oom_message(const Response& r, Face face) { return "trainfit: " + oom_body(r, face); }
+
+Decision decide(const Policy& policy, const Job& job) {
+  const std::vector<std::string> parts = partitions_of(job.partition);
+  bool all_exempt = true, requires = false;
+  std::string requiring;
+  for (const std::string& p : parts) {
+    const PartitionPolicy& rules = policy.for_partition(p);
+    all_exempt &= exempt(rules, job);
+    if (rules.require_annotation && !requires) requires = true, requiring = p.empty() ? "(default)" : p;
+  }
+  if (all_exempt) {
+    Decision d;
+    d.exempt = true;
+    return d;
+  }
+  Result<GpuTotal> gpus = total_gpus(job.fields);
+  if (!gpus) {
+    if (!job.annotation.found && !requires) return Decision{};
+    return refuse(Verdict::kReject, Reason::kGpuRequest, "trainfit: " + gpus.error().message);
+  }
+  if (!job.annotation.found) {
+    if (!requires || gpus->gpus == 0) return Decision{};  // a CPU job is not an LLM training job
+    return refuse(Verdict::kReject, Reason::kAnnotationRequired,
+                  "trainfit: partition " + requiring +
+                      " requires an LLM training annotation for GPU jobs: add --llm-model=NAME (and --llm-seq, "
+                      "--llm-zero, ...) or --comment=\"trainfit: model=NAME seq=N\"");
+  }
+  if (job.annotation_error) {
+    Decision d = refuse(refusal(policy, parts), Reason::kInvalidAnnotation, "trainfit: invalid annotation: " + job.annotation_error->message);
+    d.gpus_requested = gpus->gpus;
+    return d;
+  }
+  std::vector<Evaluation> now;
+  for (const std::string& p : parts) now.push_back(evaluate(policy, p, job, gpus.value(), gpus->gpus));
+  for (const Evaluation& e : now) {
+    if (!e.error) continue;
+    const std::string what = e.reason == Reason::kInvalidAnnotation ? "invalid annotation: "
+                             : e.reason == Reason::kGpuRequest      ? "the GPU request does not suit the annotation: "
+                                                                    : "";
+    Decision d = refuse(refusal(policy, parts), e.reason, "trainfit: " + where(e, parts.size()) + what + e.error->message);
+    d.gpus_requested = gpus->gpus;
+    return d;
+  }
+  const bool all_fit = std::all_of(now.begin(), now.end(), [](const Evaluation& e) { return e.fits(); });
+  if (all_fit) {
+    // The tightest partition's numbers (highest share of HBM used).
+    const Evaluation* tightest = &now.front();
+    for (const Evaluation& e : now) {
+      const Breakdown& b = e.response.breakdown;
+      if (b.per_gpu_total / b.capacity > tightest->response.breakdown.per_gpu_total / tightest->response.breakdown.capacity) {
+        tightest = &e;
+      }
+    }
+    Decision d;
+    fill_numbers(*tightest, &d);
+    d.gpus_requested = gpus->gpus;
     d.verdict = Verdict::kAccept;
+    if (job.annotation.check) {
+      const Response& r = tightest->response;
+      d.message = "trainfit: fits: " + needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" +
+                  min_text(r.min_gpus.gpus) + layout_note(job, *tightest->rules);
+    }
     return d;
   }
-  if (rules.action != Action::kResize) {
-    d.verdict = rules.action == Action::kWarn ? Verdict::kWarn : Verdict::kReject;
-    d.message = oom_message(r);
-    return d;
+  bool resize = false, reject = false;
+  for (const Evaluation& e : now) {
+    if (e.fits()) continue;
+    resize |= e.rules->action == Action::kResize && !job.step;
+    reject |= e.rules->action != Action::kWarn;
   }
-  // Resize to min_gpus_to_fit, within the policy's maximum.
-  if (d.min_gpus == 0 || d.min_gpus > rules.resize_max_gpus) {
-    r.advice = advise(r.resolved.config, r.breakdown, r.min_gpus);
-    d.verdict = Verdict::kReject;
-    d.message = oom_message(r) + (d.min_gpus > rules.resize_max_gpus
-                                      ? "; more than this partition's resize limit of " +
-                                            std::to_string(rules.resize_max_gpus) + " GPUs"
-                                      : "");
-    return d;
-  }
-  Config resized = r.resolved.config;
-  resized.num_gpus = d.min_gpus;
-  const Breakdown after = estimate(resized);
-  const int64_t new_batch = resized.micro_batch * resized.num_microbatches * resized.data_parallel();
-  d.verdict = Verdict::kResize;
-  d.resized_to = d.min_gpus;
-  const int64_t per_node = rules.gpus_per_node;
-  Result<TresList> original = parse_tres(job.gpus.source == std::string("tres_per_node") ? job.fields.per_node
-                                                                                          : job.fields.per_job);
-  const TresList kept = original ? original.value() : TresList{};
-  if (std::string(job.gpus.source) == "tres_per_node" && d.resized_to > per_node) {
-    d.new_tres_per_node = rewrite_tres(kept, job.gpus.type, per_node);
-    d.new_nodes = d.resized_to / per_node;
-  } else if (std::string(job.gpus.source) == "tres_per_node") {
-    d.new_tres_per_node = rewrite_tres(kept, job.gpus.type, d.resized_to);
-    d.new_nodes = 1;
-  } else {
-    d.new_tres_per_job = rewrite_tres(kept, job.gpus.type, d.resized_to);
-    d.new_nodes = d.resized_to > per_node ? (d.resized_to + per_node - 1) / per_node : 0;
-  }
-  d.message = "trainfit: resized from " + std::to_string(job.gpus.gpus) + " to " + std::to_string(d.resized_to) +
-              " x " + gpu_label(resized) + ": " + needs_line(r.resolved.config, r.breakdown) + "; " +
-              format_gib(after.per_gpu_total) + " GiB on " + std::to_string(d.resized_to) + "; global batch " +
-              std::to_string(d.global_batch) + " -> " + std::to_string(new_batch) + " sequences";
-  d.global_batch = new_batch;
-  d.per_gpu_gb = after.per_gpu_total / kGiB;
+  if (resize) return try_resize(policy, job, gpus.value(), now, parts);
+  const Evaluation& failing = *std::find_if(now.begin(), now.end(), [](const Evaluation& e) { return !e.fits(); });
+  Decision d = refuse(reject ? Verdict::kReject : Verdict::kWarn,
+                      gpus->gpus == 0 ? Reason::kGpuRequest : Reason::kTooFewGpus,
+                      oom_text(failing, job, gpus.value(), parts.size()));
+  fill_numbers(failing, &d);
+  d.gpus_requested = gpus->gpus;
   return d;
 }
 

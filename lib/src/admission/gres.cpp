@@ -1,5 +1,7 @@
 // GPU requests in every spelling Slurm versions use (shared/notes/slurm.md:
 // <=20.11 "gpu:8"; 21.08-23.02 "gres:gpu:8"; 23.11+ "gres/gpu:8", "=" for the count).
+#include <algorithm>
+
 #include "../text.h"
 #include "trainfit/admission.h"
 
@@ -8,6 +10,42 @@ namespace {
 
 Error tres_error(const std::string& entry, const std::string& why) {
   return make_error(ErrorCode::kInvalidValue, "gres", "GPU request '" + entry + "' " + why);
+}
+
+std::string too_many(int64_t gpus_or_more) {
+  return "asks for " + (gpus_or_more > kMaxJobGpus ? "more than " + std::to_string(kMaxJobGpus)
+                                                   : std::to_string(gpus_or_more)) +
+         " GPUs; accepted: at most " + std::to_string(kMaxJobGpus);
+}
+
+// a * b, or kMaxJobGpus + 1 when it would exceed kMaxJobGpus (never overflows).
+int64_t capped_product(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0) return 0;
+  if (a > kMaxJobGpus || b > (kMaxJobGpus + 1) / a + 1) return kMaxJobGpus + 1;
+  return std::min(a * b, kMaxJobGpus + 1);
+}
+
+// "gpu:h100:8" -> type "h100", count 8. tail: "", ":8", "=8", ":h100", ":h100:8", ":h100=8".
+Result<std::pair<std::string, int64_t>> gpu_entry(const std::string& entry, std::string tail) {
+  std::string count = "1";
+  const size_t eq = tail.find('=');
+  if (eq != std::string::npos) {
+    count = tail.substr(eq + 1);
+    tail = tail.substr(0, eq);
+  }
+  std::vector<std::string> parts = split(tail, ':');
+  if (!parts.empty() && parts.front().empty()) parts.erase(parts.begin());
+  int64_t n = 0;
+  if (eq == std::string::npos && !parts.empty() && parse_int(parts.back(), &n)) {
+    count = parts.back();
+    parts.pop_back();
+  }
+  if (parts.size() > 1) return tres_error(entry, "has more than one GPU type");
+  if (!parse_int(count, &n) || n < 0) {
+    return tres_error(entry, "has count '" + count + "'; accepted: an integer from 0 to " + std::to_string(kMaxJobGpus));
+  }
+  if (n > kMaxJobGpus) return tres_error(entry, too_many(n));
+  return std::make_pair(parts.empty() ? std::string() : lower(parts.front()), n);
 }
 
 }  // namespace
@@ -22,105 +60,130 @@ Result<TresList> parse_tres(const std::string& text) {
     std::string rest = entry;
     if (rest.rfind("gres:", 0) == 0 || rest.rfind("gres/", 0) == 0) rest = rest.substr(5);
     const size_t name_end = rest.find_first_of(":=");
-    const std::string name = lower(rest.substr(0, name_end));
-    if (name != "gpu") {
+    if (lower(rest.substr(0, name_end)) != "gpu") {
       out.others.push_back(entry);
       continue;
     }
-    std::string tail = name_end == std::string::npos ? "" : rest.substr(name_end);
-    // tail: "", ":8", "=8", ":h100", ":h100:8", ":h100=8"
-    std::string type, count = "1";
-    const size_t eq = tail.find('=');
-    if (eq != std::string::npos) {
-      count = tail.substr(eq + 1);
-      tail = tail.substr(0, eq);
-    }
-    std::vector<std::string> parts = split(tail, ':');
-    if (!parts.empty() && parts.front().empty()) parts.erase(parts.begin());
-    if (eq == std::string::npos && !parts.empty()) {
-      int64_t n = 0;
-      if (parse_int(parts.back(), &n)) {
-        count = parts.back();
-        parts.pop_back();
-      }
-    }
-    if (parts.size() > 1) return tres_error(entry, "has more than one GPU type");
-    if (!parts.empty()) type = lower(parts.front());
-    int64_t n = 0;
-    if (!parse_int(count, &n) || n < 0 || n > (int64_t{1} << 24)) {
-      return tres_error(entry, "has count '" + count + "'; accepted: an integer from 0 to 16777216");
-    }
-    out.gpus += n;
-    if (out.gpu_type.empty()) out.gpu_type = type;
+    Result<std::pair<std::string, int64_t>> gpu = gpu_entry(entry, name_end == std::string::npos ? "" : rest.substr(name_end));
+    if (!gpu) return gpu.error();
+    const auto& [type, count] = gpu.value();
+    out.gpus += count;
+    if (out.gpus > kMaxJobGpus) return tres_error(text, too_many(out.gpus));
+    if (type.empty()) out.untyped = true;
+    else if (std::find(out.gpu_types.begin(), out.gpu_types.end(), type) == out.gpu_types.end()) out.gpu_types.push_back(type);
   }
   return out;
 }
 
 Result<GpuTotal> total_gpus(const JobGpuFields& f) {
-  auto count = [](const std::string& text, int64_t multiplier, const char* source) -> Result<GpuTotal> {
-    Result<TresList> list = parse_tres(text);
-    if (!list) return list.error();
-    return GpuTotal{list->gpus * std::max<int64_t>(1, multiplier), list->gpu_type, source};
-  };
   const int64_t nodes = std::max<int64_t>(1, f.nodes);
-  GpuTotal total;
+  struct Source {
+    const std::string& text;
+    int64_t multiplier;
+    const char* field;
+    const char* option;
+  };
   // --gpus wins; otherwise per node x nodes, per task x tasks, per socket x sockets x nodes.
-  for (const auto& [text, multiplier, source] :
-       {std::tuple<const std::string&, int64_t, const char*>{f.per_job, 1, "tres_per_job"},
-        {f.per_node, nodes, "tres_per_node"},
-        {f.per_task, std::max<int64_t>(1, f.tasks), "tres_per_task"},
-        {f.per_socket, std::max<int64_t>(1, f.sockets_per_node) * nodes, "tres_per_socket"}}) {
-    if (text.empty()) continue;
-    Result<GpuTotal> part = count(text, multiplier, source);
-    if (!part) return part.error();
-    if (part->gpus > 0) return part.value();
-    if (total.type.empty()) total.type = part->type;
+  const Source sources[] = {{f.per_job, 1, "tres_per_job", "--gpus"},
+                            {f.per_node, nodes, "tres_per_node", "--gpus-per-node"},
+                            {f.per_task, std::max<int64_t>(1, f.tasks), "tres_per_task", "--gpus-per-task"},
+                            {f.per_socket, capped_product(std::max<int64_t>(1, f.sockets_per_node), nodes),
+                             "tres_per_socket", "--gpus-per-socket"}};
+  GpuTotal total;
+  for (const Source& s : sources) {
+    if (s.text.empty()) continue;
+    Result<TresList> list = parse_tres(s.text);
+    if (!list) return list.error();
+    if (list->gpus == 0) continue;
+    total.gpus = capped_product(list->gpus, s.multiplier);
+    total.types = list->gpu_types;
+    total.untyped = list->untyped;
+    total.source = s.field;
+    total.written = std::string(s.option) + "=" + s.text;
+    if (total.gpus > kMaxJobGpus) {
+      return make_error(ErrorCode::kInvalidValue, "gres",
+                        "the GPU request " + total.written + " (x" + std::to_string(s.multiplier) + ") " +
+                            too_many(total.gpus));
+    }
+    return total;
   }
   return total;
 }
 
-void apply_srun_args(const std::vector<std::string>& argv, JobGpuFields* f) {
-  // srun's options that take a value (so that their values are skipped); srun stops
-  // reading its own options at the program.
-  const std::vector<std::pair<std::string, std::string>> valued = {
-      {"--gpus", "-G"}, {"--gpus-per-node", ""}, {"--gres", ""}, {"--gpus-per-task", ""},
-      {"--ntasks", "-n"}, {"--nodes", "-N"}, {"--partition", "-p"}, {"--time", "-t"}, {"--job-name", "-J"},
-      {"--output", "-o"}, {"--error", "-e"}, {"--cpus-per-task", "-c"}, {"--mem", ""}, {"--account", "-A"}};
+namespace {
+
+// srun 22.05's options that take a required argument (srun --help, man srun), long
+// and short forms. Options with an optional argument ("--exclusive[=user]") take
+// one only when attached with '='. Other plugins' options are handled below.
+const std::vector<std::string>& srun_valued_options() {
+  static const std::vector<std::string> options = {
+      "-A", "--account", "--acctg-freq", "--bb", "--bbf", "--bcast", "--bcast-exclude", "-b", "--begin",
+      "-c", "--cpus-per-task", "--comment", "--cpu-freq", "--cpu-bind", "-d", "--dependency", "--deadline",
+      "--delay-boot", "-D", "--chdir", "--export", "-e", "--error", "--epilog", "--gres", "--gres-flags", "-i",
+      "--input", "--jobid", "-J", "--job-name", "-L", "--licenses", "-M", "--clusters", "-m", "--distribution",
+      "--mail-type", "--mail-user", "--mcs-label", "--mpi", "-n", "--ntasks", "--ntasks-per-node", "-N", "--nodes",
+      "-o", "--output", "--het-group", "-p", "--partition", "--power", "--priority", "--prolog", "--profile", "-q",
+      "--qos", "-r", "--relative", "-S", "--core-spec", "--signal", "--slurmd-debug", "--switches", "--task-epilog",
+      "--task-prolog", "--thread-spec", "-T", "--threads", "-t", "--time", "--time-min", "-W", "--wait", "--wckey",
+      "--cluster-constraint", "-C", "--constraint", "--mem", "--mincpus", "--reservation", "--tmp", "-w",
+      "--nodelist", "-x", "--exclude", "--mem-per-cpu", "--sockets-per-node", "--cores-per-socket",
+      "--threads-per-core", "--ntasks-per-core", "--ntasks-per-socket", "--cpus-per-gpu", "-G", "--gpus",
+      "--gpu-bind", "--gpu-freq", "--gpus-per-node", "--gpus-per-socket", "--gpus-per-task", "--mem-per-gpu",
+      "-B", "--extra-node-info", "--hint", "--mem-bind", "--network", "--uid", "--gid", "--tres-per-task",
+      "--container", "--x11"};
+  return options;
+}
+
+bool takes_value(const std::string& option) {
+  const auto& options = srun_valued_options();
+  return std::find(options.begin(), options.end(), option) != options.end();
+}
+
+// The GPU field an option sets, as a GRES string ("--gpus 4" -> per_job "gpu:4").
+bool set_gpu_option(const std::string& option, const std::string& value, JobGpuFields* step) {
+  if (option == "--gpus" || option == "-G") step->per_job = "gpu:" + value;
+  else if (option == "--gpus-per-node") step->per_node = "gpu:" + value;
+  else if (option == "--gres") step->per_node = value;
+  else if (option == "--gpus-per-task") step->per_task = "gpu:" + value;
+  else if (option == "--gpus-per-socket") step->per_socket = "gpu:" + value;
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+bool apply_srun_options(const std::vector<std::string>& options, JobGpuFields* fields) {
   JobGpuFields step;  // the step's own GPU request, if it makes one
   bool gpus_given = false;
-  auto set = [&](const std::string& name, const std::string& value) {
-    int64_t n = 0;
-    // --gpus* take "[type:]count"; --gres takes a GRES list.
-    if (name == "--gpus") step.per_job = "gpu:" + value;
-    else if (name == "--gpus-per-node") step.per_node = "gpu:" + value;
-    else if (name == "--gres") step.per_node = value;
-    else if (name == "--gpus-per-task") step.per_task = "gpu:" + value;
-    else if (name == "--ntasks" && parse_int(value, &n)) f->tasks = n;
-    else if (name == "--nodes" && parse_int(value.substr(0, value.find('-')), &n)) f->nodes = n;
-    gpus_given |= name == "--gpus" || name == "--gpus-per-node" || name == "--gres" || name == "--gpus-per-task";
-  };
-  for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    if (arg.empty() || arg[0] != '-' || arg == "--") break;  // the program starts here
-    for (const auto& [name, short_name] : valued) {
-      if (arg.rfind(name + "=", 0) == 0) {
-        set(name, arg.substr(name.size() + 1));
-      } else if (arg == name || (!short_name.empty() && arg == short_name)) {
-        if (i + 1 < argv.size()) set(name, argv[++i]);
-      } else if (!short_name.empty() && arg.size() > 2 && arg.rfind(short_name, 0) == 0) {
-        set(name, arg.substr(2));  // -G8, -n4
-      } else {
-        continue;
-      }
-      break;
+  for (size_t i = 0; i < options.size(); ++i) {
+    const std::string& arg = options[i];
+    if (arg.size() < 2 || arg[0] != '-') continue;  // a value of another plugin's option
+    std::string name = arg, value;
+    bool has_value = false;
+    const size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq), value = arg.substr(eq + 1), has_value = true;
+    } else if (arg[1] != '-' && arg.size() > 2) {  // "-G2", "-n4": a short option with its value attached
+      name = arg.substr(0, 2), value = arg.substr(2), has_value = takes_value(name);
+      if (!has_value) continue;  // a cluster of flags ("-lK")
     }
+    if (!has_value) {
+      // srun's valued options take the next word; so do other plugins' options (every
+      // word before the program belongs to an option, since S_JOB_ARGV delimits it).
+      const bool next_is_value = i + 1 < options.size() &&
+                                 (takes_value(name) || options[i + 1].empty() || options[i + 1][0] != '-');
+      if (!next_is_value) continue;
+      value = options[++i];
+    }
+    gpus_given |= set_gpu_option(name, value, &step);
   }
-  if (gpus_given) {  // the step's request replaces what the allocation exported
-    f->per_job = step.per_job;
-    f->per_node = step.per_node;
-    f->per_task = step.per_task;
-    f->per_socket.clear();
-  }
+  if (!gpus_given) return false;
+  // The step's request replaces what the allocation exported.
+  fields->per_job = step.per_job;
+  fields->per_node = step.per_node;
+  fields->per_task = step.per_task;
+  fields->per_socket = step.per_socket;
+  return true;
 }
 
 std::string rewrite_tres(const TresList& original, const std::string& type, int64_t gpus) {

@@ -1,4 +1,7 @@
 // trainfit.conf: key = value lines, validated with one clear message per mistake.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <functional>
 
 #include "../text.h"
@@ -15,13 +18,25 @@ Error conf_error(int line, const std::string& message) {
 
 using Setter = std::function<std::string(PartitionPolicy&, const std::string&)>;  // "" or the problem
 
+// "alice, bob" -> {"alice", "bob"}; "" or the problem.
+std::string set_list(std::set<std::string>& out, const char* key, const std::string& value) {
+  out.clear();
+  for (const std::string& item : split(value, ',')) {
+    const std::string name = trim(item);
+    if (name.empty()) return std::string(key) + "='" + value + "' has an empty entry; accepted: NAME[,NAME...]";
+    out.insert(name);
+  }
+  return "";
+}
+
 const std::vector<std::pair<std::string, Setter>>& partition_keys() {
   static const std::vector<std::pair<std::string, Setter>> keys = {
       {"action",
        [](PartitionPolicy& p, const std::string& v) -> std::string {
-         if (v == "reject") p.action = Action::kReject;
-         else if (v == "resize") p.action = Action::kResize;
-         else if (v == "warn") p.action = Action::kWarn;
+         const std::string a = lower(v);
+         if (a == "reject") p.action = Action::kReject;
+         else if (a == "resize") p.action = Action::kResize;
+         else if (a == "warn") p.action = Action::kWarn;
          else return "action='" + v + "' is not valid; accepted: reject|resize|warn";
          return "";
        }},
@@ -66,6 +81,10 @@ const std::vector<std::pair<std::string, Setter>>& partition_keys() {
          }
          return "";
        }},
+      {"exempt_users", [](PartitionPolicy& p, const std::string& v) { return set_list(p.exempt_users, "exempt_users", v); }},
+      {"exempt_accounts",
+       [](PartitionPolicy& p, const std::string& v) { return set_list(p.exempt_accounts, "exempt_accounts", v); }},
+      {"exempt_qos", [](PartitionPolicy& p, const std::string& v) { return set_list(p.exempt_qos, "exempt_qos", v); }},
   };
   return keys;
 }
@@ -103,10 +122,18 @@ Result<Policy> parse_policy(const std::string& text) {
       continue;
     }
     if (key == "on_error") {
-      if (value != "open" && value != "closed") {
+      if (lower(value) != "open" && lower(value) != "closed") {
         return conf_error(number, "on_error='" + value + "' is not valid; accepted: open|closed");
       }
-      policy.fail_open = value == "open";
+      policy.fail_open = lower(value) == "open";
+      continue;
+    }
+    if (key.rfind("gpu_alias.", 0) == 0) {
+      const std::string site_name = key.substr(10);
+      Result<const GpuSpec*> gpu = find_gpu(value);
+      if (site_name.empty()) return conf_error(number, "'" + key + "' should be gpu_alias.NAME = CATALOG_GPU");
+      if (!gpu) return conf_error(number, key + ": " + gpu.error().message);
+      policy.gpu_aliases[site_name] = (*gpu)->name;
       continue;
     }
     if (key.rfind("partition.", 0) == 0) {
@@ -128,7 +155,8 @@ Result<Policy> parse_policy(const std::string& text) {
       const std::string hint = did_you_mean(key, names);
       return conf_error(number, "unknown key '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                                     "; known: action, resize_max_gpus, headroom, default_gpu, gpus_per_node, "
-                                    "require_annotation, audit_log, on_error, partition.NAME.KEY");
+                                    "require_annotation, exempt_users, exempt_accounts, exempt_qos, audit_log, "
+                                    "on_error, gpu_alias.NAME, partition.NAME.KEY");
     }
   }
   for (const auto& [line, partition, key, value] : overrides) {
@@ -143,6 +171,49 @@ Result<Policy> parse_policy(const std::string& text) {
     if (!known) return conf_error(line, "unknown partition key '" + key + "'");
   }
   return policy;
+}
+
+bool fail_open_of(const std::string& text) {
+  bool open = true;
+  for (const std::string& raw : split(text, '\n')) {
+    std::string line = raw.substr(0, raw.find('#'));
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos || lower(trim(line.substr(0, eq))) != "on_error") continue;
+    const std::string value = lower(trim(line.substr(eq + 1)));
+    if (value == "open" || value == "closed") open = value == "open";
+  }
+  return open;
+}
+
+std::vector<std::string> resolve_exempt_users(Policy& policy, UidLookup lookup) {
+  std::vector<std::string> unknown;
+  auto resolve = [&](PartitionPolicy& p) {
+    p.exempt_uids.clear();
+    for (const std::string& user : p.exempt_users) {
+      int64_t uid = 0;
+      std::optional<uint32_t> found;
+      if (parse_int(user, &uid) && uid >= 0 && uid <= UINT32_MAX) found = static_cast<uint32_t>(uid);
+      else found = lookup(user);
+      if (found) p.exempt_uids.insert(*found);
+      else if (std::find(unknown.begin(), unknown.end(), user) == unknown.end()) unknown.push_back(user);
+    }
+  };
+  resolve(policy.defaults);
+  for (auto& [name, partition] : policy.partitions) resolve(partition);
+  return unknown;
+}
+
+Result<std::string> catalog_gpu(const Policy& policy, const std::string& gres_type) {
+  const std::string type = lower(gres_type);
+  auto alias = policy.gpu_aliases.find(type);
+  if (alias != policy.gpu_aliases.end()) return alias->second;
+  Result<const GpuSpec*> gpu = find_gpu(type);
+  if (gpu) return (*gpu)->name;
+  std::string names;
+  for (const GpuSpec& spec : gpu_catalog()) names += (names.empty() ? "" : ", ") + spec.name;
+  return make_error(ErrorCode::kUnknownName, "gpu",
+                    "GPU type '" + gres_type + "' is not in trainfit's catalog; an administrator can map it in "
+                    "trainfit.conf: gpu_alias." + type + " = <" + names + ">");
 }
 
 }  // namespace trainfit::admission

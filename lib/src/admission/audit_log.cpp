@@ -1,0 +1,286 @@
+// The audit log file: whole JSON lines or nothing (see audit_log.h).
+#include "trainfit/admission/audit_log.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+namespace trainfit::admission {
+
+namespace {
+
+int64_t monotonic_ms() {
+  timespec now{};
+#ifdef CLOCK_MONOTONIC_COARSE
+  // A few ms of resolution is plenty for a once-a-second check, and it is cheaper.
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+#else
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+#endif
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+const char* file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "of an unknown type";
+}
+
+std::string not_regular(const std::string& path, mode_t mode) {
+  return path + " is not a regular file (" + file_kind(mode) + ")";
+}
+
+// Read-write so that pread can look at the last byte; write-only if the file is
+// writable but not readable (then a half line is assumed, see ends_in_half_line).
+int open_for_append(const std::string& path) {
+  const int flags = O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+  const int fd = ::open(path.c_str(), O_RDWR | flags, 0640);
+  if (fd >= 0 || errno != EACCES) return fd;
+  return ::open(path.c_str(), O_WRONLY | flags, 0640);
+}
+
+// Drops the first n bytes of the pending parts after a partial writev.
+void skip_written(iovec*& parts, int& count, size_t n) {
+  while (count > 0 && n >= parts->iov_len) {
+    n -= parts->iov_len;
+    ++parts;
+    --count;
+  }
+  if (count > 0) {
+    parts->iov_base = static_cast<char*>(parts->iov_base) + n;
+    parts->iov_len -= n;
+  }
+}
+
+// nullptr when every byte was written, else why not. Loops only while writes make
+// progress, so a full disk ends it instead of spinning.
+const char* write_all(int fd, iovec* parts, int count) {
+  while (count > 0) {
+    const ssize_t written = ::writev(fd, parts, count);
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) return std::strerror(errno);
+    if (written == 0) return "short write";
+    skip_written(parts, count, static_cast<size_t>(written));
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+AuditLog::AuditLog(std::chrono::milliseconds rotation_check_interval)
+    : check_interval_ms_(static_cast<int64_t>(rotation_check_interval.count())) {}
+
+AuditLog::~AuditLog() { close(); }
+
+void AuditLog::close() {
+  if (fd_ >= 0) ::close(fd_);  // never retried: on Linux the fd is gone even on EINTR
+  fd_ = -1;
+}
+
+std::string AuditLog::open(const std::string& path) {
+  close();
+  path_ = path;
+  // Look before opening: opening a device can have side effects (a tape rewinds).
+  struct stat before {};
+  if (::stat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode)) return not_regular(path, before.st_mode);
+  const int fd = open_for_append(path);
+  if (fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
+  // And check again what was opened: the path may have changed in between.
+  struct stat opened {};
+  std::string problem;
+  if (::fstat(fd, &opened) != 0) problem = "cannot open " + path + ": " + std::strerror(errno);
+  else if (!S_ISREG(opened.st_mode)) problem = not_regular(path, opened.st_mode);
+  if (!problem.empty()) {
+    ::close(fd);
+    return problem;
+  }
+  fd_ = fd;
+  tail_unknown_ = true;
+  next_rotation_check_ms_ = monotonic_ms() + check_interval_ms_;
+  return "";
+}
+
+bool AuditLog::rotated() const {
+  if (fd_ < 0) return false;
+  struct stat named {};
+  if (::stat(path_.c_str(), &named) != 0) return errno == ENOENT;  // EACCES etc.: cannot tell
+  struct stat opened {};
+  if (::fstat(fd_, &opened) != 0) return false;
+  return named.st_dev != opened.st_dev || named.st_ino != opened.st_ino;
+}
+
+std::string AuditLog::append(const std::string& line) {
+  if (line.find('\n') != std::string::npos) return append_problem("the record contains a newline");
+  const std::string problem = reopen_if_needed();
+  if (!problem.empty()) return problem + "; record dropped";
+  return write_record(line);
+}
+
+std::string AuditLog::reopen_if_needed() {
+  if (path_.empty()) return "the audit log is not open";
+  const std::string path = path_;  // open() assigns path_
+  if (!is_open()) return open(path);  // an earlier open or reopen failed: try again
+  if (rotation_check_due() && rotated()) return open(path);
+  return "";
+}
+
+bool AuditLog::rotation_check_due() {
+  const int64_t now = monotonic_ms();
+  if (now < next_rotation_check_ms_) return false;
+  next_rotation_check_ms_ = now + check_interval_ms_;
+  return true;
+}
+
+// A file that does not end in '\n' holds a half line the next record must not join.
+bool AuditLog::ends_in_half_line(int64_t size) const {
+  if (size <= 0) return false;
+  char last = 0;
+  const ssize_t got = ::pread(fd_, &last, 1, static_cast<off_t>(size - 1));
+  return got != 1 || last != '\n';  // unreadable: an empty line is better than a joined one
+}
+
+std::string AuditLog::write_record(const std::string& line) {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return append_problem(std::strerror(errno));
+  const int64_t start = static_cast<int64_t>(st.st_size);  // the only writer: O_APPEND writes here
+  const bool newline_first = tail_unknown_ && ends_in_half_line(start);
+
+  // One writev, no copy of the line; iovec wants non-const pointers but only reads.
+  char newline = '\n';
+  iovec parts[3];
+  int count = 0;
+  if (newline_first) parts[count++] = {&newline, 1};
+  parts[count++] = {const_cast<char*>(line.data()), line.size()};
+  parts[count++] = {&newline, 1};
+
+  const char* failure = write_all(fd_, parts, count);
+  if (failure == nullptr) {
+    tail_unknown_ = false;
+    return "";
+  }
+  tail_unknown_ = true;  // whatever happens below, look at the last byte next time
+  return append_problem(failure) + cut_back(start);
+}
+
+// Removes a partly written record. Never extends the file: if someone truncated it
+// meanwhile (logrotate copytruncate), there is nothing of ours past start.
+std::string AuditLog::cut_back(int64_t size) {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return std::string("; cannot cut it back: ") + std::strerror(errno);
+  if (static_cast<int64_t>(st.st_size) <= size) return "";
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+    return std::string("; cannot cut it back: ") + std::strerror(errno);
+  }
+  return "";
+}
+
+std::string AuditLog::append_problem(const std::string& reason) const {
+  return "cannot append to " + path_ + ": " + reason + "; record dropped";
+}
+
+// ---- JSON strings ----
+
+namespace {
+
+constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
+constexpr char kHex[] = "0123456789abcdef";
+
+struct Utf8Step {
+  size_t length;  // bytes of the character, or of the maximal ill-formed subpart
+  bool valid;
+};
+
+// What a lead byte promises: how many continuation bytes follow, and the bounds of
+// the first of them (Unicode Table 3-7), which rule out overlongs (E0, F0),
+// surrogates (ED) and code points above U+10FFFF (F4).
+struct LeadByte {
+  size_t continuations;  // 0: not a lead byte (80..C1, F5..FF)
+  unsigned char low;
+  unsigned char high;
+};
+
+LeadByte lead_byte(unsigned char lead) {
+  if (lead >= 0xC2 && lead <= 0xDF) return {1, 0x80, 0xBF};
+  if (lead == 0xE0) return {2, 0xA0, 0xBF};
+  if (lead == 0xED) return {2, 0x80, 0x9F};
+  if (lead >= 0xE1 && lead <= 0xEF) return {2, 0x80, 0xBF};
+  if (lead == 0xF0) return {3, 0x90, 0xBF};
+  if (lead >= 0xF1 && lead <= 0xF3) return {3, 0x80, 0xBF};
+  if (lead == 0xF4) return {3, 0x80, 0x8F};
+  return {0, 0, 0};
+}
+
+// The non-ASCII character starting at text[0], of the available bytes.
+Utf8Step utf8_step(const unsigned char* text, size_t available) {
+  const LeadByte lead = lead_byte(text[0]);
+  if (lead.continuations == 0) return {1, false};
+  for (size_t i = 1; i <= lead.continuations; ++i) {
+    const unsigned char low = i == 1 ? lead.low : 0x80;
+    const unsigned char high = i == 1 ? lead.high : 0xBF;
+    if (i >= available || text[i] < low || text[i] > high) return {i, false};
+  }
+  return {lead.continuations + 1, true};
+}
+
+// Printable ASCII that goes into a JSON string as it is.
+bool plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
+
+void append_escape(std::string& out, unsigned char c) {
+  switch (c) {
+    case '"': out += "\\\""; return;
+    case '\\': out += "\\\\"; return;
+    case '\n': out += "\\n"; return;
+    case '\r': out += "\\r"; return;
+    case '\t': out += "\\t"; return;
+    case '\b': out += "\\b"; return;
+    case '\f': out += "\\f"; return;
+    default: break;
+  }
+  const char code[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+  out.append(code, sizeof code);
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, const std::string& text, size_t max_bytes) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t size = text.size();
+  const size_t limit = size < max_bytes ? size : max_bytes;
+  out.reserve(out.size() + limit + 2);
+  out += '"';
+  size_t at = 0;
+  while (at < limit) {
+    // Runs of plain ASCII, the common case, are copied in one go.
+    size_t run = at;
+    while (run < limit && plain(bytes[run])) ++run;
+    out.append(text, at, run - at);
+    at = run;
+    if (at == limit) break;
+    if (bytes[at] < 0x80) {
+      append_escape(out, bytes[at++]);
+      continue;
+    }
+    const Utf8Step step = utf8_step(bytes + at, size - at);
+    if (at + step.length > limit) break;  // would not fit whole: cut before it
+    if (step.valid) out.append(text, at, step.length);
+    else out += kReplacement;
+    at += step.length;
+  }
+  if (at < size) {
+    out += "\xE2\x80\xA6[truncated ";  // U+2026
+    out += std::to_string(size - at);
+    out += " bytes]";
+  }
+  out += '"';
+}
+
+}  // namespace trainfit::admission

@@ -1,0 +1,75 @@
+// Reading the files a plugin is pointed at (trainfit.conf, --llm-hf-config): regular
+// files only, with a size limit, so that a FIFO cannot block slurmctld or sbatch and
+// /dev/zero cannot fill memory. Each failure says what the path really is.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "trainfit/admission.h"
+
+namespace trainfit::admission {
+namespace {
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+Error file_error(ErrorCode code, const std::string& path, const std::string& why) {
+  return make_error(code, "file", path + ": " + why);
+}
+
+class Fd {  // closes on every return path
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+Result<std::string> read_regular_file(const std::string& path, size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) {
+    const int error = errno;
+    return file_error(error == ENOENT ? ErrorCode::kMissing : ErrorCode::kInvalidValue, path,
+                      error == ENOENT ? "not found" : std::string("cannot be read: ") + std::strerror(error));
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return file_error(ErrorCode::kInvalidValue, path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) {
+    return file_error(ErrorCode::kInvalidValue, path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return file_error(ErrorCode::kInvalidValue, path,
+                      "is " + std::to_string(st.st_size) + " bytes; accepted: at most " + std::to_string(max_bytes));
+  }
+  std::string text;
+  char buffer[65536];
+  while (true) {  // bounded even if the file grows while read
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return file_error(ErrorCode::kInvalidValue, path, std::string("cannot be read: ") + std::strerror(errno));
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > max_bytes) {
+      return file_error(ErrorCode::kInvalidValue, path, "is larger than " + std::to_string(max_bytes) + " bytes");
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+}  // namespace trainfit::admission

@@ -1,0 +1,80 @@
+// Resizing a job to min_gpus_to_fit. Slurm gives a job the GPUs of TresPerJob, else
+// TresPerNode x NumNodes, else TresPerTask x NumTasks (shared/notes/slurm.md), so the
+// plan rewrites the field the user wrote and rounds nodes and tasks up, never down:
+// the job gets at least the GPUs the message names.
+#include "resize.h"
+
+#include "../text.h"
+
+namespace trainfit::admission {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::string type_of(const GpuTotal& gpus) { return gpus.types.empty() ? "" : gpus.types.front(); }
+
+TresList others_of(const std::string& text) {
+  Result<TresList> list = parse_tres(text);
+  return list ? list.value() : TresList{};
+}
+
+// Tasks tied to GPUs (-n 8 --gpus=8, -n 2 --gpus=8) keep the same ratio.
+void keep_task_tie(const JobGpuFields& f, int64_t old_gpus, ResizePlan* plan) {
+  if (f.tasks <= 0 || old_gpus <= 0) return;
+  int64_t tasks = 0;
+  if (f.tasks % old_gpus == 0) {
+    tasks = f.tasks / old_gpus * plan->granted;
+  } else if (old_gpus % f.tasks == 0 && plan->granted % (old_gpus / f.tasks) == 0) {
+    tasks = plan->granted / (old_gpus / f.tasks);
+  }
+  if (tasks == 0) {
+    plan->tasks_note = "tasks left at " + std::to_string(f.tasks) + ": " + std::to_string(f.tasks) + " tasks on " +
+                       std::to_string(plan->granted) + " GPUs are no longer tied one to one";
+    return;
+  }
+  plan->tasks = tasks;
+  plan->tasks_note = "tasks " + std::to_string(f.tasks) + " -> " + std::to_string(tasks);
+}
+
+}  // namespace
+
+ResizePlan plan_resize(const JobGpuFields& f, const GpuTotal& gpus, int64_t target, int64_t per_node) {
+  ResizePlan plan;
+  const std::string source = gpus.source;
+  const std::string type = type_of(gpus);
+  if (source == "tres_per_node") {
+    const bool one_node = f.nodes <= 1 && target <= per_node;
+    const int64_t on_each = one_node ? target : per_node;
+    plan.nodes = one_node ? 1 : ceil_div(target, per_node);
+    plan.granted = plan.nodes * on_each;
+    plan.tres_per_node = rewrite_tres(others_of(f.per_node), type, on_each);
+    keep_task_tie(f, gpus.gpus, &plan);
+  } else if (source == "tres_per_task") {
+    const int64_t each = std::max<int64_t>(1, parse_tres(f.per_task) ? parse_tres(f.per_task)->gpus : 1);
+    plan.tasks = ceil_div(target, each);
+    plan.granted = plan.tasks * each;
+    plan.tasks_note = "tasks " + std::to_string(std::max<int64_t>(1, f.tasks)) + " -> " + std::to_string(plan.tasks) +
+                      " (" + std::to_string(each) + " GPU" + (each > 1 ? "s" : "") + " per task kept)";
+    int64_t nodes = plan.granted > per_node ? ceil_div(plan.granted, per_node) : 0;
+    if (f.tasks_per_node > 0) nodes = std::max(nodes, ceil_div(plan.tasks, f.tasks_per_node));
+    if (nodes > f.nodes) plan.nodes = nodes;
+  } else {  // tres_per_job, or per socket (which becomes a per-job count)
+    plan.granted = target;
+    plan.tres_per_job = rewrite_tres(others_of(f.per_job), type, target);
+    plan.clear_tres_per_socket = source == "tres_per_socket";
+    if (target > per_node && ceil_div(target, per_node) > f.nodes) plan.nodes = ceil_div(target, per_node);
+    keep_task_tie(f, gpus.gpus, &plan);
+    if (plan.clear_tres_per_socket) {
+      plan.tasks_note += std::string(plan.tasks_note.empty() ? "" : "; ") + "the per-socket GPU request became --gpus=" +
+                         (type.empty() ? "" : type + ":") + std::to_string(target);
+    }
+  }
+  const int64_t nodes = plan.nodes > 0 ? plan.nodes : std::max<int64_t>(1, f.nodes);
+  if (nodes > 1) {
+    plan.layout = std::to_string(nodes) + " nodes" +
+                  (source == "tres_per_node" ? " x " + std::to_string(plan.granted / nodes) : std::string());
+  }
+  return plan;
+}
+
+}  // namespace trainfit::admission

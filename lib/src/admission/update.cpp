@@ -1,0 +1,62 @@
+// Updates (scontrol update, job_modify). Slurm 22.05 hands job_modify the update's
+// fields only: the job itself (job_ptr) is not in the public headers, so trainfit
+// cannot see the job's annotation, GPUs or partition. It checks what an update
+// carries, refuses what would open a hole (a move into a partition that requires an
+// annotation, a new annotation without its GPU request) unless restated in the same
+// update, and records the rest as unchecked.
+#include "../text.h"
+#include "trainfit/admission.h"
+
+namespace trainfit::admission {
+namespace {
+
+std::string restate(const std::string& job_id) {
+  return "restate it in the same update: scontrol update job=" + job_id +
+         " Comment=\"trainfit: model=NAME seq=N ...\" TresPerJob=gres:gpu:TYPE:COUNT";
+}
+
+Decision said(Verdict verdict, Reason reason, std::string message) {
+  Decision d;
+  d.verdict = verdict;
+  d.reason = reason;
+  d.message = std::move(message);
+  return d;
+}
+
+}  // namespace
+
+Decision decide_update(const Policy& policy, const Update& u) {
+  const Job& job = u.job;
+  const std::string id = u.job_id.empty() ? "N" : u.job_id;
+  if (job.annotation.found || job.annotation_error) {
+    if (!u.sets_gpus && !job.annotation_error) {
+      return said(Verdict::kReject, Reason::kGpuRequest,
+                  "trainfit: job " + id + ": a new annotation is checked against the job's GPUs, which Slurm 22.05 "
+                  "does not show job_modify; " + restate(id));
+    }
+    Job checked = job;
+    checked.step = true;  // an update is checked, never resized behind the user's back
+    return decide(policy, checked);
+  }
+  if (!u.sets_gpus && !u.sets_partition) return Decision{};
+  if (u.sets_partition) {
+    for (const std::string& p : split(job.partition, ',')) {
+      const PartitionPolicy& rules = policy.for_partition(trim(p));
+      const bool exempted = rules.exempt_uids.count(job.uid) > 0;
+      if (rules.require_annotation && !exempted) {
+        return said(Verdict::kReject, Reason::kAnnotationRequired,
+                    "trainfit: job " + id + ": partition " + trim(p) +
+                        " requires an LLM training annotation, and Slurm 22.05 does not show job_modify the job's "
+                        "own; " + restate(id));
+      }
+    }
+  }
+  Decision d;
+  d.unchecked = true;
+  d.message = "trainfit: job " + id + ": " + (u.sets_gpus ? "GPU" : "partition") +
+              " update not checked: Slurm 22.05's job_modify does not show the job's annotation (job_ptr is "
+              "private); an update that restates it (Comment=\"trainfit: ...\" with the GPU request) is checked";
+  return d;
+}
+
+}  // namespace trainfit::admission

@@ -1,0 +1,131 @@
+#include "job_desc.h"
+
+#include <cstdio>
+
+#include "slurm_host.h"
+
+namespace trainfit::plugin {
+namespace {
+
+using namespace trainfit::admission;
+
+std::string str(const char* s) { return s == nullptr ? std::string() : std::string(s); }
+int64_t count(uint32_t v) { return v == NO_VAL || v == INFINITE ? 0 : static_cast<int64_t>(v); }
+int64_t count16(uint16_t v) { return v == NO_VAL16 || v == INFINITE16 ? 0 : static_cast<int64_t>(v); }
+
+JobGpuFields gpu_fields(const job_desc_msg_t* d) {
+  JobGpuFields f;
+  f.per_job = str(d->tres_per_job);
+  f.per_node = str(d->tres_per_node);
+  f.per_task = str(d->tres_per_task);
+  f.per_socket = str(d->tres_per_socket);
+  f.nodes = count(d->min_nodes);
+  f.max_nodes = count(d->max_nodes);
+  f.tasks = count(d->num_tasks);
+  f.tasks_per_node = count16(d->ntasks_per_node);
+  f.sockets_per_node = count16(d->sockets_per_node);
+  return f;
+}
+
+void read_comment(const job_desc_msg_t* d, Job* job) {
+  if (d->comment == nullptr) return;
+  Result<bool> read = annotation_from_comment(d->comment, &job->annotation);
+  if (!read) job->annotation_error = read.error();
+}
+
+// Strips GPU entries from a TRES list, keeping the rest ("" when nothing is left).
+std::string without_gpus(const char* text) {
+  Result<TresList> list = parse_tres(str(text));
+  if (!list) return str(text);
+  std::string out;
+  for (const std::string& other : list->others) out += (out.empty() ? "" : ",") + other;
+  return out;
+}
+
+}  // namespace
+
+Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
+  Job job;
+  std::vector<std::string> env;
+  for (uint32_t i = 0; d->spank_job_env != nullptr && i < d->spank_job_env_size; ++i) {
+    if (d->spank_job_env[i] != nullptr) env.emplace_back(d->spank_job_env[i]);
+  }
+  Result<bool> read = annotation_from_spank_env(env, &job.annotation);
+  if (!read) job.annotation_error = read.error();
+  if (read && !job.annotation.found) read_comment(d, &job);
+  job.fields = gpu_fields(d);
+  job.partition = str(d->partition);
+  job.uid = d->user_id != NO_VAL ? d->user_id : submit_uid;
+  job.account = str(d->account);
+  job.qos = str(d->qos);
+  return job;
+}
+
+Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {
+  Update u;
+  read_comment(d, &u.job);
+  u.job.fields = gpu_fields(d);
+  u.job.partition = str(d->partition);
+  u.job.uid = submit_uid;
+  u.job.account = str(d->account);
+  u.job.qos = str(d->qos);
+  u.job_id = job_id_of(d);
+  Result<GpuTotal> gpus = total_gpus(u.job.fields);
+  u.sets_gpus = !gpus || gpus->gpus > 0;
+  u.sets_partition = d->partition != nullptr;
+  return u;
+}
+
+std::string job_id_of(const job_desc_msg_t* d) {
+  if (d->job_id_str != nullptr) return d->job_id_str;
+  return d->job_id != NO_VAL && d->job_id != 0 ? std::to_string(d->job_id) : "";
+}
+
+std::string gpu_request_as_written(const job_desc_msg_t* d) {
+  std::string out;
+  auto add = [&](const char* name, const char* value) {
+    if (value != nullptr && value[0] != '\0') out += (out.empty() ? "" : " ") + std::string(name) + "=" + value;
+  };
+  add("tres_per_job", d->tres_per_job);
+  add("tres_per_node", d->tres_per_node);
+  add("tres_per_task", d->tres_per_task);
+  add("tres_per_socket", d->tres_per_socket);
+  if (count(d->min_nodes) > 0) out += " nodes=" + std::to_string(d->min_nodes);
+  if (count(d->num_tasks) > 0) out += " tasks=" + std::to_string(d->num_tasks);
+  return out;
+}
+
+void apply_resize(job_desc_msg_t* d, const Decision& decision) {
+  if (!decision.new_tres_per_job.empty()) {
+    set_slurm_string(&d->tres_per_job, decision.new_tres_per_job);
+    set_slurm_string(&d->tres_per_node, without_gpus(d->tres_per_node));
+    set_slurm_string(&d->tres_per_task, without_gpus(d->tres_per_task));
+  }
+  if (!decision.new_tres_per_node.empty()) {
+    set_slurm_string(&d->tres_per_node, decision.new_tres_per_node);
+    set_slurm_string(&d->tres_per_task, without_gpus(d->tres_per_task));
+  }
+  if (decision.clear_tres_per_socket || !decision.new_tres_per_node.empty()) {
+    set_slurm_string(&d->tres_per_socket, without_gpus(d->tres_per_socket));
+  }
+  if (decision.new_nodes > 0) {
+    d->min_nodes = static_cast<uint32_t>(decision.new_nodes);
+    if (d->max_nodes != NO_VAL && d->max_nodes < d->min_nodes) d->max_nodes = d->min_nodes;
+  }
+  if (decision.new_tasks > 0) d->num_tasks = static_cast<uint32_t>(decision.new_tasks);
+}
+
+void stamp_admin_comment(job_desc_msg_t* d, const Decision& decision, const std::string& decision_id) {
+  char numbers[160];
+  std::snprintf(numbers, sizeof numbers, "%.1f of %.1f GiB per GPU on %lld x %s", decision.per_gpu_gb,
+                decision.capacity_gb,
+                static_cast<long long>(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested),
+                decision.gpu.c_str());
+  std::string stamp = std::string("trainfit ") + to_string(decision.verdict) + ": " + numbers +
+                      "; min_gpus_to_fit=" + (decision.min_gpus > 0 ? std::to_string(decision.min_gpus) : "none") +
+                      "; decision " + decision_id;
+  if (d->admin_comment != nullptr && d->admin_comment[0] != '\0') stamp = std::string(d->admin_comment) + "; " + stamp;
+  set_slurm_string(&d->admin_comment, stamp);
+}
+
+}  // namespace trainfit::plugin

@@ -1,0 +1,140 @@
+#include "policy_store.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+
+#include <ctime>
+
+#include "slurm_host.h"
+#include "trainfit/catalog.h"
+
+namespace trainfit::plugin {
+namespace {
+
+using admission::Policy;
+
+constexpr long long kCheckIntervalMs = 1000;
+
+long long monotonic_ms() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+std::optional<uint32_t> uid_of(const std::string& name) {
+  struct passwd entry, *found = nullptr;
+  char buffer[4096];
+  if (getpwnam_r(name.c_str(), &entry, buffer, sizeof buffer, &found) != 0 || found == nullptr) return std::nullopt;
+  return static_cast<uint32_t>(found->pw_uid);
+}
+
+std::string describe(const LoadedPolicy& p) {
+  if (p.admit_all) return "none: admitting every job";
+  return "action = " + std::string(admission::to_string(p.policy.defaults.action)) + ", " +
+         std::to_string(p.policy.partitions.size()) + " partition overrides, " +
+         std::to_string(p.policy.gpu_aliases.size()) + " GPU aliases, audit_log = " + p.policy.audit_log;
+}
+
+std::shared_ptr<LoadedPolicy> admit_all(const std::string& why) {
+  auto p = std::make_shared<LoadedPolicy>();
+  p->admit_all = true;
+  p->origin = why;
+  return p;
+}
+
+}  // namespace
+
+PolicyStore::Stamp PolicyStore::stamp_now() const {
+  Stamp s;
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0) return s;
+  s.exists = true;
+  s.dev = st.st_dev, s.ino = st.st_ino, s.size = static_cast<unsigned long long>(st.st_size);
+  s.mtime_ns = static_cast<unsigned long long>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec;
+  s.ctime_ns = static_cast<unsigned long long>(st.st_ctim.tv_sec) * 1000000000ull + st.st_ctim.tv_nsec;
+  return s;
+}
+
+std::shared_ptr<LoadedPolicy> PolicyStore::parse(const std::string& text, const Stamp& stamp,
+                                                 std::string* problem) const {
+  Result<Policy> policy = admission::parse_policy(text);
+  if (!policy) {
+    *problem = policy.error().message;
+    return nullptr;
+  }
+  auto loaded = std::make_shared<LoadedPolicy>();
+  loaded->policy = std::move(policy).value();
+  for (const std::string& name : admission::resolve_exempt_users(loaded->policy, uid_of)) {
+    slurm_error("job_submit/trainfit: %s: exempt user '%s' is not known to this host; ignored",
+                admission::printable(path_).c_str(), admission::printable(name).c_str());
+  }
+  loaded->origin = path_ + " (mtime " + std::to_string(stamp.mtime_ns / 1000000000ull) + ")";
+  return loaded;
+}
+
+std::string PolicyStore::load_initial() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stamp_ = stamp_now();
+  Result<std::string> text = admission::read_regular_file(path_, admission::kMaxConfBytes);
+  const bool open = !text || admission::fail_open_of(text.value());
+  std::string problem;
+  if (model_catalog().empty() || gpu_catalog().empty()) {
+    problem = "the built-in model/GPU catalog is empty (a broken build)";
+  } else if (!text && text.error().code == ErrorCode::kMissing) {
+    current_ = std::make_shared<LoadedPolicy>();
+    std::const_pointer_cast<LoadedPolicy>(current_)->origin = "built-in defaults";
+    slurm_info("job_submit/trainfit: %s not found; using the built-in defaults (action = reject, default_gpu = h100)",
+               admission::printable(path_).c_str());
+    return "";
+  } else if (!text) {
+    problem = text.error().message;
+  } else if (std::shared_ptr<LoadedPolicy> loaded = parse(text.value(), stamp_, &problem)) {
+    current_ = loaded;
+    slurm_info("job_submit/trainfit: policy in force from %s: %s", admission::printable(loaded->origin).c_str(),
+               admission::printable(describe(*loaded)).c_str());
+    return "";
+  }
+  if (!open) {
+    slurm_error("job_submit/trainfit: %s; on_error = closed: refusing to start", admission::printable(problem).c_str());
+    return problem;
+  }
+  current_ = admit_all("no valid policy (" + problem + ")");
+  slurm_error("job_submit/trainfit: %s; on_error = open: admitting every job until it is fixed",
+              admission::printable(problem).c_str());
+  return "";
+}
+
+void PolicyStore::reload_if_changed() {
+  const Stamp now = stamp_now();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (now == stamp_) return;
+  stamp_ = now;
+  const std::string kept = current_ ? current_->origin : "none";
+  if (!now.exists) {
+    slurm_error("job_submit/trainfit: %s was removed; the policy in force stays: %s",
+                admission::printable(path_).c_str(), admission::printable(kept).c_str());
+    return;
+  }
+  Result<std::string> text = admission::read_regular_file(path_, admission::kMaxConfBytes);
+  std::string problem = text ? "" : text.error().message;
+  std::shared_ptr<LoadedPolicy> loaded = text ? parse(text.value(), now, &problem) : nullptr;
+  if (!loaded) {
+    slurm_error("job_submit/trainfit: %s changed but is not valid (%s); the policy in force stays: %s",
+                admission::printable(path_).c_str(), admission::printable(problem).c_str(),
+                admission::printable(kept).c_str());
+    return;
+  }
+  current_ = loaded;
+  slurm_info("job_submit/trainfit: reloaded; policy in force from %s: %s", admission::printable(loaded->origin).c_str(),
+             admission::printable(describe(*loaded)).c_str());
+}
+
+std::shared_ptr<const LoadedPolicy> PolicyStore::current() {
+  const long long now = monotonic_ms();
+  long long next = next_check_ms_.load(std::memory_order_relaxed);
+  if (now >= next && next_check_ms_.compare_exchange_strong(next, now + kCheckIntervalMs)) reload_if_changed();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return current_;
+}
+
+}  // namespace trainfit::plugin

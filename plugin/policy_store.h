@@ -1,0 +1,50 @@
+// trainfit.conf as slurmctld sees it: read at init, then picked up again whenever the
+// file changes (a stat at most once a second, as job_submit/lua does with its script),
+// swapped atomically, the old policy kept when the new file is invalid.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "trainfit/admission.h"
+
+namespace trainfit::plugin {
+
+struct LoadedPolicy {
+  admission::Policy policy;
+  bool admit_all = false;  // no usable policy and on_error = open: every job passes
+  std::string origin;      // "PATH (mtime ...)" or "built-in defaults"
+};
+
+class PolicyStore {
+ public:
+  explicit PolicyStore(std::string path) : path_(std::move(path)) {}
+  // "" or why slurmctld must not start (on_error = closed and no usable policy).
+  std::string load_initial();
+  // The policy in force; reloads first when the file changed (checked once a second).
+  std::shared_ptr<const LoadedPolicy> current();
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Stamp {
+    bool exists = false;
+    unsigned long long dev = 0, ino = 0, size = 0, mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const Stamp& o) const {
+      return exists == o.exists && dev == o.dev && ino == o.ino && size == o.size && mtime_ns == o.mtime_ns &&
+             ctime_ns == o.ctime_ns;
+    }
+  };
+  Stamp stamp_now() const;
+  void reload_if_changed();
+  std::shared_ptr<LoadedPolicy> parse(const std::string& text, const Stamp& stamp, std::string* problem) const;
+
+  std::string path_;
+  std::mutex mutex_;  // guards current_ and stamp_
+  std::shared_ptr<const LoadedPolicy> current_;
+  Stamp stamp_;
+  std::atomic<long long> next_check_ms_{0};
+};
+
+}  // namespace trainfit::plugin

@@ -1,0 +1,391 @@
+// The audit log file: whole JSON lines or nothing, FIFOs refused, rotation
+// followed, and JSON strings written without a library.
+#include "trainfit/admission/audit_log.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace trainfit::admission {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+// A fresh directory per test, removed afterwards.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "audit_log_test.XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) dir_ = pattern;
+    EXPECT_FALSE(dir_.empty()) << "mkdtemp: " << std::strerror(errno);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+ private:
+  std::string dir_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// The file's lines; a file of whole lines ends in '\n', checked here too.
+std::vector<std::string> lines_of(const std::string& path) {
+  const std::string text = read_file(path);
+  EXPECT_TRUE(text.empty() || text.back() == '\n') << "ends in a half line: " << text;
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool parses(const std::string& line) { return nlohmann::json::accept(line); }
+
+uintmax_t size_of(const std::string& path) {
+  std::error_code error;
+  const uintmax_t size = fs::file_size(path, error);
+  return error ? 0 : size;
+}
+
+std::string record(int n) {
+  return R"({"event":"submit","n":)" + std::to_string(n) + R"(,"message":"fits on 8 x H100 80GB"})";
+}
+
+TEST(AuditLog, AppendsWholeLines) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  AuditLog log;
+  ASSERT_EQ(log.open(path), "");
+  EXPECT_TRUE(log.is_open());
+  EXPECT_EQ(log.path(), path);
+  std::vector<std::string> appended;
+  for (int n = 0; n < 500; ++n) {
+    appended.push_back(record(n));
+    ASSERT_EQ(log.append(appended.back()), "");
+  }
+  EXPECT_EQ(lines_of(path), appended);
+}
+
+TEST(AuditLog, KeepsWhatIsAlreadyInTheFile) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  write_file(path, record(1) + "\n");
+  AuditLog log;
+  ASSERT_EQ(log.open(path), "");
+  ASSERT_EQ(log.append(record(2)), "");
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(1), record(2)}));
+}
+
+// Sets RLIMIT_FSIZE's soft limit for its lifetime. Nothing may be printed while it
+// holds: gtest's output may itself go to a file past the limit.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    rlimit limited = saved_;
+    limited.rlim_cur = bytes;
+    applied_ = ::setrlimit(RLIMIT_FSIZE, &limited) == 0;
+  }
+  ~FileSizeLimit() { ::setrlimit(RLIMIT_FSIZE, &saved_); }
+  bool applied() const { return applied_; }
+
+ private:
+  rlimit saved_{};
+  bool applied_ = false;
+};
+
+TEST(AuditLog, CutsBackARecordThatDoesNotFit) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  AuditLog log;
+  ASSERT_EQ(log.open(path), "");
+  ASSERT_EQ(log.append(record(1)), "");
+  ASSERT_EQ(log.append(record(2)), "");
+  const uintmax_t size_before = size_of(path);
+  const std::string dropped = R"({"event":"submit","n":3,"pad":")" + std::string(200, 'x') + "\"}";
+
+  // A full filesystem, for real: write() stops short at the limit, then EFBIG.
+  std::string problem;
+  uintmax_t size_after = 0;
+  bool limited = false;
+  ::signal(SIGXFSZ, SIG_IGN);
+  {
+    FileSizeLimit limit(static_cast<rlim_t>(size_before + (dropped.size() + 1) / 2));
+    limited = limit.applied();
+    problem = log.append(dropped);
+    size_after = size_of(path);
+  }
+  ::signal(SIGXFSZ, SIG_DFL);
+  ASSERT_TRUE(limited) << "setrlimit(RLIMIT_FSIZE) failed";
+  EXPECT_NE(problem.find("cannot append to " + path), std::string::npos) << problem;
+  EXPECT_NE(problem.find(std::strerror(EFBIG)), std::string::npos) << problem;
+  EXPECT_NE(problem.find("record dropped"), std::string::npos) << problem;
+  EXPECT_EQ(size_after, size_before) << "the half record was not cut back";
+
+  // Room again: the same object appends, and the file holds only whole records.
+  ASSERT_EQ(log.append(record(4)), "");
+  const std::vector<std::string> lines = lines_of(path);
+  EXPECT_EQ(lines, (std::vector<std::string>{record(1), record(2), record(4)}));
+  for (const std::string& line : lines) EXPECT_TRUE(parses(line)) << line;
+}
+
+TEST(AuditLog, StartsANewLineAfterAHalfLine) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  const std::string half = R"({"half":)";
+  write_file(path, record(1) + "\n" + half);  // a crash in the middle of a write
+  AuditLog log;
+  ASSERT_EQ(log.open(path), "");
+  ASSERT_EQ(log.append(record(2)), "");
+  ASSERT_EQ(log.append(record(3)), "");
+  const std::vector<std::string> lines = lines_of(path);
+  EXPECT_EQ(lines, (std::vector<std::string>{record(1), half, record(2), record(3)}));
+  for (const std::string& line : lines) EXPECT_TRUE(line == half || parses(line)) << line;
+}
+
+// open() on a separate thread, so that a blocking open fails the test instead of
+// hanging it: a reader is then opened to release it.
+std::string open_without_hanging(const std::string& path) {
+  std::promise<std::string> opened;
+  std::future<std::string> result = opened.get_future();
+  std::thread opener([&] {
+    AuditLog log;
+    opened.set_value(log.open(path));
+  });
+  if (result.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    ADD_FAILURE() << "open(" << path << ") blocked";
+    const int reader = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
+    result.wait();
+    if (reader >= 0) ::close(reader);
+  }
+  opener.join();
+  return result.get();
+}
+
+TEST(AuditLog, RefusesAFifoWithoutBlocking) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.fifo");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  const std::string problem = open_without_hanging(path);
+  EXPECT_NE(problem.find(path + " is not a regular file"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("FIFO"), std::string::npos) << problem;
+}
+
+TEST(AuditLog, RefusesADirectory) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.d");
+  ASSERT_EQ(::mkdir(path.c_str(), 0700), 0) << std::strerror(errno);
+  AuditLog log;
+  const std::string problem = log.open(path);
+  EXPECT_NE(problem.find(path + " is not a regular file"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("directory"), std::string::npos) << problem;
+  EXPECT_FALSE(log.is_open());
+}
+
+TEST(AuditLog, NamesThePathWhenItCannotOpen) {
+  ScratchDir dir;
+  const std::string path = dir.file("missing/audit.jsonl");
+  AuditLog log;
+  const std::string problem = log.open(path);
+  EXPECT_EQ(problem, "cannot open " + path + ": " + std::strerror(ENOENT));
+  EXPECT_FALSE(log.is_open());
+}
+
+TEST(AuditLog, OpensTheFileOnceItCanBeCreated) {
+  ScratchDir dir;
+  const std::string path = dir.file("later/audit.jsonl");
+  AuditLog log;
+  EXPECT_NE(log.open(path), "");
+  EXPECT_NE(log.append(record(1)), "");  // no directory yet: dropped, not fatal
+  ASSERT_TRUE(fs::create_directory(dir.file("later")));
+  EXPECT_EQ(log.append(record(2)), "");
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(2)}));
+}
+
+TEST(AuditLog, RefusesARecordWithANewline) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  AuditLog log;
+  ASSERT_EQ(log.open(path), "");
+  EXPECT_NE(log.append("{\"a\":1}\n{\"b\":2}"), "");
+  EXPECT_EQ(read_file(path), "");
+}
+
+TEST(AuditLog, FollowsRotation) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  const std::string moved = dir.file("audit.jsonl.1");
+  AuditLog log(milliseconds(0));
+  ASSERT_EQ(log.open(path), "");
+  ASSERT_EQ(log.append(record(1)), "");
+  EXPECT_FALSE(log.rotated());
+
+  ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);  // logrotate without "create"
+  EXPECT_TRUE(log.rotated());
+  ASSERT_EQ(log.append(record(2)), "");
+  EXPECT_FALSE(log.rotated());
+  EXPECT_EQ(lines_of(moved), (std::vector<std::string>{record(1)}));
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(2)}));
+
+  ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);  // logrotate with "create"
+  write_file(path, "");
+  EXPECT_TRUE(log.rotated());
+  ASSERT_EQ(log.append(record(3)), "");
+  EXPECT_EQ(lines_of(moved), (std::vector<std::string>{record(2)}));
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(3)}));
+}
+
+TEST(AuditLog, LooksForRotationAtMostOncePerInterval) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  const std::string moved = dir.file("audit.jsonl.1");
+  AuditLog log(std::chrono::hours(1));
+  ASSERT_EQ(log.open(path), "");
+  ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);
+  ASSERT_EQ(log.append(record(1)), "");  // not yet looked: still the moved file
+  EXPECT_EQ(lines_of(moved), (std::vector<std::string>{record(1)}));
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST(AuditLog, FollowsRotationAfterTheDefaultSecond) {
+  ScratchDir dir;
+  const std::string path = dir.file("audit.jsonl");
+  const std::string moved = dir.file("audit.jsonl.1");
+  AuditLog log;
+  ASSERT_EQ(log.open(path), "");
+  ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);
+  std::this_thread::sleep_for(milliseconds(1100));
+  ASSERT_EQ(log.append(record(1)), "");
+  EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(1)}));
+  EXPECT_EQ(read_file(moved), "");
+}
+
+// ---- append_json_string ----
+
+std::string json_string(const std::string& text, size_t max_bytes = 1 << 20) {
+  std::string out;
+  append_json_string(out, text, max_bytes);
+  return out;
+}
+
+// What nlohmann reads back from the literal; "<unparsable>" if it cannot.
+std::string parsed(const std::string& literal) {
+  const nlohmann::json value = nlohmann::json::parse(literal, nullptr, false);
+  return value.is_string() ? value.get<std::string>() : "<unparsable>";
+}
+
+const std::string kFffd = "\xEF\xBF\xBD";
+
+std::string marker(size_t dropped) { return "\xE2\x80\xA6[truncated " + std::to_string(dropped) + " bytes]"; }
+
+TEST(JsonString, EscapesWhatJsonRequires) {
+  const std::string text = std::string("a\"b\\c/\n\r\t\b\f") + '\x1b' + '\x7f' + '\x01' + '\x1f' + " end";
+  EXPECT_EQ(json_string(text), R"("a\"b\\c/\n\r\t\b\f\u001b\u007f\u0001\u001f end")");
+  EXPECT_EQ(parsed(json_string(text)), text);
+}
+
+TEST(JsonString, AppendsToWhatIsThere) {
+  std::string out = "{\"job_name\":";
+  append_json_string(out, "train", 64);
+  EXPECT_EQ(out, "{\"job_name\":\"train\"");
+  EXPECT_EQ(json_string(""), "\"\"");
+}
+
+TEST(JsonString, KeepsValidUtf8) {
+  const std::string text = "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xF4\x8F\xBF\xBF \xED\x9F\xBF";  // é € 😀 U+10FFFF U+D7FF
+  EXPECT_EQ(json_string(text), "\"" + text + "\"");
+  EXPECT_EQ(parsed(json_string(text)), text);
+}
+
+TEST(JsonString, ReplacesIllFormedUtf8) {
+  // Expected per Unicode's "maximal subpart" practice: one U+FFFD per lead byte
+  // whose sequence breaks off, plus one per byte that cannot start a character.
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"a\x80z", "a" + kFffd + "z"},                           // stray continuation
+      {"\xC0\xAF", kFffd + kFffd},                             // overlong '/' (2 bytes)
+      {"\xE0\x80\xAF", kFffd + kFffd + kFffd},                 // overlong '/' (3 bytes)
+      {"\xF0\x80\x80\xAF", kFffd + kFffd + kFffd + kFffd},     // overlong '/' (4 bytes)
+      {"\xED\xA0\x80", kFffd + kFffd + kFffd},                 // surrogate U+D800
+      {"\xF4\x90\x80\x80", kFffd + kFffd + kFffd + kFffd},     // above U+10FFFF
+      {"\xF5\x80", kFffd + kFffd},                             // never a lead byte
+      {"x\xE2\x82", "x" + kFffd},                              // truncated at the end
+      {"\xE2\x82x", kFffd + "x"},                              // truncated in the middle
+      {"\xF0\x9F\x98 \xC3", kFffd + " " + kFffd},              // two truncated
+      {"\xFF\xFE", kFffd + kFffd},
+  };
+  for (const Case& c : cases) {
+    const std::string literal = json_string(c.text);
+    EXPECT_EQ(literal, "\"" + c.expected + "\"");
+    EXPECT_EQ(parsed(literal), c.expected);
+  }
+}
+
+TEST(JsonString, TruncatesLongTextWithAMarker) {
+  const size_t size = 120 * 1024;
+  const std::string text(size, 'x');
+  const std::string literal = json_string(text, 1024);
+  const std::string value = parsed(literal);
+  EXPECT_LE(value.size(), 1024 + marker(size - 1024).size());
+  EXPECT_EQ(value, std::string(1024, 'x') + marker(size - 1024));
+  EXPECT_EQ(marker(size - 1024), "\xE2\x80\xA6[truncated 121856 bytes]");
+}
+
+TEST(JsonString, DoesNotTruncateTextThatFits) {
+  const std::string text(1024, 'y');
+  EXPECT_EQ(json_string(text, 1024), "\"" + text + "\"");
+  EXPECT_EQ(json_string("", 0), "\"\"");
+  EXPECT_EQ(json_string("z", 0), "\"" + marker(1) + "\"");
+}
+
+TEST(JsonString, DoesNotSplitACharacterAtTheCut) {
+  const std::string euro = "\xE2\x82\xAC";   // 3 bytes
+  const std::string grin = "\xF0\x9F\x98\x80";  // 4 bytes
+  // The character would end past byte 1024: it is dropped whole.
+  const std::string across = std::string(1023, 'a') + euro + std::string(100, 'b');
+  EXPECT_EQ(parsed(json_string(across, 1024)), std::string(1023, 'a') + marker(across.size() - 1023));
+  const std::string across4 = std::string(1022, 'a') + grin + "b";
+  EXPECT_EQ(parsed(json_string(across4, 1024)), std::string(1022, 'a') + marker(across4.size() - 1022));
+  // The character ends exactly at byte 1024: it is kept.
+  const std::string ends_at = std::string(1021, 'a') + euro + "b";
+  EXPECT_EQ(parsed(json_string(ends_at, 1024)), std::string(1021, 'a') + euro + marker(1));
+}
+
+TEST(JsonString, KeepsEscapesAndReplacementsWhenTruncating) {
+  const std::string text = std::string(10, '"') + "\x80" + std::string(10, 'q');
+  // 11 input bytes kept: ten quotes and the invalid byte, replaced.
+  EXPECT_EQ(parsed(json_string(text, 11)), std::string(10, '"') + kFffd + marker(10));
+}
+
+}  // namespace
+}  // namespace trainfit::admission
