@@ -1,6 +1,6 @@
 #include "job_desc.h"
 
-#include <cstdio>
+#include <cstring>
 
 #include "slurm_host.h"
 
@@ -42,13 +42,18 @@ std::string without_gpus(const char* text) {
   return out;
 }
 
+// Only trainfit's entries are copied: the job's environment may be large.
+bool ours(const char* entry) {
+  return std::strncmp(entry, "_SLURM_SPANK_OPTION_trainfit_", 29) == 0 || std::strncmp(entry, "TRAINFIT_GEOMETRY=", 18) == 0;
+}
+
 }  // namespace
 
 Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
   Job job;
   std::vector<std::string> env;
   for (uint32_t i = 0; d->spank_job_env != nullptr && i < d->spank_job_env_size; ++i) {
-    if (d->spank_job_env[i] != nullptr) env.emplace_back(d->spank_job_env[i]);
+    if (d->spank_job_env[i] != nullptr && ours(d->spank_job_env[i])) env.emplace_back(d->spank_job_env[i]);
   }
   Result<bool> read = annotation_from_spank_env(env, &job.annotation);
   if (!read) job.annotation_error = read.error();
@@ -116,14 +121,17 @@ void apply_resize(job_desc_msg_t* d, const Decision& decision) {
 }
 
 void stamp_admin_comment(job_desc_msg_t* d, const Decision& decision, const std::string& decision_id) {
-  char numbers[160];
-  std::snprintf(numbers, sizeof numbers, "%.1f of %.1f GiB per GPU on %lld x %s", decision.per_gpu_gb,
-                decision.capacity_gb,
-                static_cast<long long>(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested),
-                decision.gpu.c_str());
-  std::string stamp = std::string("trainfit ") + to_string(decision.verdict) + ": " + numbers +
-                      "; min_gpus_to_fit=" + (decision.min_gpus > 0 ? std::to_string(decision.min_gpus) : "none") +
-                      "; decision " + decision_id;
+  // "trainfit accept: 26.6 of 79.6 GiB per GPU on 8 x h100; min_gpus_to_fit=2; decision 674e2b1c-17"
+  std::string stamp = "trainfit ";
+  stamp.reserve(128);
+  stamp += to_string(decision.verdict);
+  stamp += ": ";
+  append_fixed(stamp, decision.per_gpu_gb, 1);
+  stamp += " of ";
+  append_fixed(stamp, decision.capacity_gb, 1);
+  stamp += " GiB per GPU on " + std::to_string(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested) +
+           " x " + decision.gpu + "; min_gpus_to_fit=" +
+           (decision.min_gpus > 0 ? std::to_string(decision.min_gpus) : "none") + "; decision " + decision_id;
   if (d->admin_comment != nullptr && d->admin_comment[0] != '\0') stamp = std::string(d->admin_comment) + "; " + stamp;
   set_slurm_string(&d->admin_comment, stamp);
 }

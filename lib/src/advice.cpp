@@ -119,6 +119,15 @@ std::string key_values(const std::vector<Change>& changes) {
   return out;
 }
 
+std::optional<Advice> cheapest_fitting_change(const Config& c) {
+  for (const Candidate& cand : candidates_for(c)) {
+    if (cand.config.num_gpus != c.num_gpus) continue;
+    const Breakdown b = estimate(cand.config);
+    if (b.fits) return Advice{changes_of(cand), c.num_gpus, b.per_gpu_total / kGiB, true};
+  }
+  return std::nullopt;
+}
+
 std::vector<Advice> advise(const Config& c) {
   const Breakdown now = estimate(c);
   return now.fits ? std::vector<Advice>{} : advise(c, now, min_gpus_to_fit(c));

@@ -5,7 +5,8 @@
 #   cluster_start DIR PLUGIN_DIR [job_submit_plugins]   # "" = no job_submit plugin
 #   cluster_stop DIR
 # It exports SLURM_CONF for the clients. Ports are derived from the PID so that
-# several clusters can coexist.
+# several clusters can coexist. CLUSTER_EXTRA_CONF (lines) is appended to slurm.conf:
+# more nodes and partitions for admission tests (FUTURE nodes need no slurmd).
 
 cluster_munge() {
   if ! pgrep -x munged >/dev/null; then
@@ -61,6 +62,7 @@ NodeName=localhost CPUs=64 RealMemory=512000 Gres=gpu:h100:64 State=UNKNOWN
 PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 PartitionName=elastic Nodes=localhost MaxTime=INFINITE State=UP
 PartitionName=strict Nodes=localhost MaxTime=INFINITE State=UP
+${CLUSTER_EXTRA_CONF:-}
 CONF
   cat > "$dir/gres.conf" <<CONF
 AutoDetect=off
@@ -69,10 +71,18 @@ CONF
   [[ -f "$dir/plugstack.conf" ]] || \
     echo "required $plugins/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf" > "$dir/plugstack.conf"
   export SLURM_CONF=$dir/slurm.conf
-  TRAINFIT_CONF=$dir/trainfit.conf /usr/sbin/slurmctld -f "$dir/slurm.conf" || return 1
-  /usr/sbin/slurmd -f "$dir/slurm.conf" || return 1
+  TRAINFIT_CONF=${TRAINFIT_CONF_PATH:-$dir/trainfit.conf} /usr/sbin/slurmctld -f "$dir/slurm.conf" || return 1
+  # slurmd reads the config without the extra FUTURE nodes (it refuses several
+  # NodeHostnames on one host); slurmctld only warns that the files differ.
+  grep -vxF -f <(printf '%s\n' "${CLUSTER_EXTRA_CONF:-}" | grep -v '^$') "$dir/slurm.conf" > "$dir/slurmd.conf" 2>/dev/null ||
+    cp "$dir/slurm.conf" "$dir/slurmd.conf"
+  /usr/sbin/slurmd -f "$dir/slurmd.conf" || return 1
   for _ in $(seq 100); do
-    case "$(sinfo -h -o %T 2>/dev/null | head -1)" in
+    if ! pgrep -f "slurmctld -f $dir/slurm.conf" >/dev/null; then
+      echo "cluster: slurmctld exited; see $dir/log/slurmctld.log" >&2
+      return 1
+    fi
+    case "$(timeout 10 sinfo -h -o %T 2>/dev/null | head -1)" in
       idle*) return 0 ;;
       drain*|down*) scontrol update nodename=localhost state=resume >/dev/null 2>&1 ;;
     esac
@@ -89,7 +99,7 @@ cluster_stop() {
     [[ -f $pidfile ]] && kill "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null
   done
   for _ in $(seq 50); do
-    pgrep -f "slurm(ctld|d) -f $dir/slurm.conf" >/dev/null || break
+    pgrep -f "slurm(ctld|d) -f $dir/slurm(d)?.conf" >/dev/null || break
     sleep 0.1
   done
   return 0

@@ -225,6 +225,9 @@ struct AuditRecord {
 constexpr size_t kMaxAuditField = 1024;
 TRAINFIT_API std::string audit_json(const AuditRecord& record);
 
+// "79.65": fixed decimals without printf (audit lines and stamps are on the hot path).
+TRAINFIT_API void append_fixed(std::string& out, double value, int decimals);
+
 // ---- Logging ----
 
 // Control characters (terminal escapes included) as \xNN, so user text cannot forge

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,10 @@ struct Advice {
   const std::string& field() const { return changes.front().field; }
   const std::string& value() const { return changes.front().value; }
 };
+
+// The first (cheapest) single change that fits on the same GPUs, if any: what a
+// one-line refusal offers, without advise()'s min-GPU searches.
+TRAINFIT_API std::optional<Advice> cheapest_fitting_change(const Config& config);
 
 // "recompute=full num_gpus=24": the face-neutral spelling (request field names).
 TRAINFIT_API std::string key_values(const std::vector<Change>& changes);

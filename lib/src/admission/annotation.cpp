@@ -58,26 +58,26 @@ class Builder {
     const OptionSpec* option = in_spec ? nullptr : named_option(key);
     const std::string field_key = option != nullptr ? option->field : key;
     const FieldSpec* field = find_field(field_key);
-    const std::string how = spelled(key, value, face_, in_spec);
     if (field == nullptr) {
       Error e = unknown_field_error(key);
-      e.message = how + ": " + e.message;
+      e.message = spelled(key, value, face_, in_spec) + ": " + e.message;
       return e;
     }
-    Request scratch;
-    Result<bool> ok = set_field_from_text(scratch, field_key, value);
+    auto [it, first] = seen_.emplace(field->name, Seen{key, value, in_spec});
+    if (!first && !same_value(field_key, it->second.value, value)) {
+      const Seen& before = it->second;
+      return make_error(ErrorCode::kInconsistent, field->name,
+                        spelled(before.key, before.value, face_, before.in_spec) + " and " +
+                            spelled(key, value, face_, in_spec) + " disagree; give " + field->name + " once");
+    }
+    Result<bool> ok = set_field_from_text(*request_, field_key, value);
     if (!ok) {
+      const std::string how = spelled(key, value, face_, in_spec);
       Error e = ok.error();
       e.message = how.substr(0, how.size() - value.size()) + "'" + value + "' is not valid; accepted: " + field->accepted;
       return e;
     }
-    const std::string canonical = to_key_values(scratch);
-    auto [it, inserted] = seen_.emplace(field->name, std::make_pair(how, canonical));
-    if (!inserted && it->second.second != canonical) {
-      return make_error(ErrorCode::kInconsistent, field->name,
-                        it->second.first + " and " + how + " disagree; give " + field->name + " once");
-    }
-    return set_field_from_text(*request_, field_key, value);
+    return true;
   }
 
   Result<bool> set_option(const std::string& raw_key, const std::string& value) {
@@ -103,9 +103,22 @@ class Builder {
   }
 
  private:
+  struct Seen {
+    std::string key, value;
+    bool in_spec;
+  };
+
+  // Two spellings of one value ("true" and "1") are the same value.
+  static bool same_value(const std::string& field, const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    Request x, y;
+    return set_field_from_text(x, field, a).ok() && set_field_from_text(y, field, b).ok() &&
+           to_key_values(x) == to_key_values(y);
+  }
+
   Request* request_;
   Face face_;
-  std::map<std::string, std::pair<std::string, std::string>> seen_;  // field -> (as written, canonical)
+  std::map<std::string, Seen> seen_;  // field -> how it was first given
 };
 
 bool is_check(const std::string& key) { return strip_option_prefix(key) == "check"; }

@@ -30,10 +30,8 @@ class Line {
     return *this;
   }
   Line& gib(const char* key, double value) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.2f", std::isfinite(value) ? value : 0.0);
     field(key);
-    out_ += buffer;
+    append_fixed(out_, value, 2);
     return *this;
   }
   std::string done() { return out_ + "}"; }
@@ -47,15 +45,39 @@ class Line {
   std::string out_;
 };
 
+// ISO 8601 UTC, formatted once per second per thread (records come in bursts).
 std::string utc(int64_t seconds) {
+  thread_local int64_t cached_seconds = -1;
+  thread_local std::string cached;
+  if (seconds == cached_seconds) return cached;
   char when[32] = "";
   const time_t t = static_cast<time_t>(seconds);
   struct tm parts;
   if (gmtime_r(&t, &parts) != nullptr) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return when;
+  cached_seconds = seconds;
+  cached = when;
+  return cached;
 }
 
 }  // namespace
+
+void append_fixed(std::string& out, double value, int decimals) {
+  if (!std::isfinite(value)) value = 0;
+  int64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  if (std::fabs(value) * static_cast<double>(scale) > 9e15) value = 0;  // never a GiB figure
+  int64_t scaled = std::llround(value * static_cast<double>(scale));
+  if (scaled < 0) {
+    out += '-';
+    scaled = -scaled;
+  }
+  out += std::to_string(scaled / scale);
+  if (decimals == 0) return;
+  out += '.';
+  const std::string fraction = std::to_string(scaled % scale);
+  out.append(static_cast<size_t>(decimals) - fraction.size(), '0');
+  out += fraction;
+}
 
 std::string audit_json(const AuditRecord& r) {
   const Decision& d = r.decision;

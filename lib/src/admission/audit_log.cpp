@@ -63,12 +63,15 @@ void skip_written(iovec*& parts, int& count, size_t n) {
 
 // nullptr when every byte was written, else why not. Loops only while writes make
 // progress, so a full disk ends it instead of spinning.
-const char* write_all(int fd, iovec* parts, int count) {
+// *done counts the bytes written, so that a failure knows where the record began.
+const char* write_all(int fd, iovec* parts, int count, size_t* done) {
+  *done = 0;
   while (count > 0) {
     const ssize_t written = ::writev(fd, parts, count);
     if (written < 0 && errno == EINTR) continue;
     if (written < 0) return std::strerror(errno);
     if (written == 0) return "short write";
+    *done += static_cast<size_t>(written);
     skip_written(parts, count, static_cast<size_t>(written));
   }
   return nullptr;
@@ -149,10 +152,14 @@ bool AuditLog::ends_in_half_line(int64_t size) const {
 }
 
 std::string AuditLog::write_record(const std::string& line) {
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0) return append_problem(std::strerror(errno));
-  const int64_t start = static_cast<int64_t>(st.st_size);  // the only writer: O_APPEND writes here
-  const bool newline_first = tail_unknown_ && ends_in_half_line(start);
+  // The last byte is looked at only after an open or a failure: no syscall but the
+  // write itself on the common path.
+  bool newline_first = false;
+  if (tail_unknown_) {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) return append_problem(std::strerror(errno));
+    newline_first = ends_in_half_line(static_cast<int64_t>(st.st_size));
+  }
 
   // One writev, no copy of the line; iovec wants non-const pointers but only reads.
   char newline = '\n';
@@ -162,21 +169,24 @@ std::string AuditLog::write_record(const std::string& line) {
   parts[count++] = {const_cast<char*>(line.data()), line.size()};
   parts[count++] = {&newline, 1};
 
-  const char* failure = write_all(fd_, parts, count);
+  size_t written = 0;
+  const char* failure = write_all(fd_, parts, count, &written);
   if (failure == nullptr) {
     tail_unknown_ = false;
     return "";
   }
   tail_unknown_ = true;  // whatever happens below, look at the last byte next time
-  return append_problem(failure) + cut_back(start);
+  return append_problem(failure) + cut_back(written);
 }
 
-// Removes a partly written record. Never extends the file: if someone truncated it
-// meanwhile (logrotate copytruncate), there is nothing of ours past start.
-std::string AuditLog::cut_back(int64_t size) {
+// Removes the written part of a failed record: O_APPEND put it at the end, so the
+// record began `written` bytes before the end. Never extends the file.
+std::string AuditLog::cut_back(size_t written) {
+  if (written == 0) return "";
   struct stat st {};
   if (::fstat(fd_, &st) != 0) return std::string("; cannot cut it back: ") + std::strerror(errno);
-  if (static_cast<int64_t>(st.st_size) <= size) return "";
+  if (static_cast<uint64_t>(st.st_size) < written) return "";
+  const int64_t size = static_cast<int64_t>(st.st_size) - static_cast<int64_t>(written);
   if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
     return std::string("; cannot cut it back: ") + std::strerror(errno);
   }

@@ -126,27 +126,30 @@ void fill_numbers(const Evaluation& e, Decision* d) {
 std::string min_text(int64_t gpus) { return gpus > 0 ? std::to_string(gpus) : std::string("none"); }
 
 // "llama3-70b at seq 8192 needs ...; min_gpus_to_fit=22 (or: --llm-recompute=full fits on 8)"
-std::string oom_body(const Response& r, Face face) {
+std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, Face face) {
   const Config& c = r.resolved.config;
   std::string line = needs_line(c, r.breakdown) + "; min_gpus_to_fit=" + min_text(r.min_gpus.gpus);
-  // The cheapest change that fits on the GPUs asked for, if there is one.
-  for (const Advice& a : r.advice) {
-    if (!a.fits || a.field() == "num_gpus" || a.num_gpus != c.num_gpus) continue;
-    line += " (or: " + spell_changes(a.changes, face) + " fits on " + std::to_string(c.num_gpus) + ")";
-    break;
-  }
+  if (cheapest) line += " (or: " + spell_changes(cheapest->changes, face) + " fits on " + std::to_string(c.num_gpus) + ")";
   return line;
+}
+
+// The cheapest change that fits on the GPUs asked for, from full advice.
+std::optional<Advice> cheapest_in(const std::vector<Advice>& advice, int64_t gpus) {
+  for (const Advice& a : advice) {
+    if (a.fits && a.field() != "num_gpus" && a.num_gpus == gpus) return a;
+  }
+  return std::nullopt;
 }
 
 // The refusal text for the partition where the job does not fit, with advice.
 std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, size_t partitions) {
-  Response r = e.response;
-  r.advice = advise(r.resolved.config, r.breakdown, r.min_gpus);
+  const Response& r = e.response;
   if (gpus.gpus == 0) {
     return "trainfit: " + where(e, partitions) + "the job is annotated for LLM training but requests no GPUs; " +
            "min_gpus_to_fit=" + min_text(r.min_gpus.gpus) + " (add --gpus=" + r.resolved.config.gpu_name + ":N)";
   }
-  return "trainfit: " + where(e, partitions) + oom_body(r, job.annotation.face) + layout_note(job, *e.rules);
+  return "trainfit: " + where(e, partitions) + oom_body(r, cheapest_fitting_change(r.resolved.config), job.annotation.face) +
+         layout_note(job, *e.rules);
 }
 
 Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, const std::vector<Evaluation>& now,
@@ -245,7 +248,9 @@ std::string spell_changes(const std::vector<Change>& changes, Face face) {
   return out;
 }
 
-std::string oom_message(const Response& r, Face face) { return "trainfit: " + oom_body(r, face); }
+std::string oom_message(const Response& r, Face face) {
+  return "trainfit: " + oom_body(r, cheapest_in(r.advice, r.resolved.config.num_gpus), face);
+}
 
 Decision decide(const Policy& policy, const Job& job) {
   const std::vector<std::string> parts = partitions_of(job.partition);

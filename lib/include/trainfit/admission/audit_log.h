@@ -53,7 +53,7 @@ class TRAINFIT_API AuditLog {
   bool rotation_check_due();
   bool ends_in_half_line(int64_t size) const;
   std::string write_record(const std::string& line);
-  std::string cut_back(int64_t size);
+  std::string cut_back(size_t written);
   std::string append_problem(const std::string& reason) const;
 
   int fd_ = -1;
