@@ -5,8 +5,9 @@
 #   cluster_start DIR PLUGIN_DIR [job_submit_plugins]   # "" = no job_submit plugin
 #   cluster_stop DIR
 # It exports SLURM_CONF for the clients. Ports are derived from the PID so that
-# several clusters can coexist. CLUSTER_EXTRA_CONF (lines) is appended to slurm.conf:
-# more nodes and partitions for admission tests (FUTURE nodes need no slurmd).
+# several clusters can coexist. CLUSTER_NODES_CONF (lines) replaces the one real node
+# and its partitions: FUTURE nodes for admission tests, with no slurmd (22.05 refuses
+# FUTURE nodes beside the real one: "Duplicated NodeHostName").
 
 cluster_munge() {
   if ! pgrep -x munged >/dev/null; then
@@ -58,11 +59,10 @@ PlugStackConfig=$dir/plugstack.conf
 MaxJobCount=100000
 MinJobAge=2
 ${job_submit:+JobSubmitPlugins=$job_submit}
-NodeName=localhost CPUs=64 RealMemory=512000 Gres=gpu:h100:64 State=UNKNOWN
+${CLUSTER_NODES_CONF:-NodeName=localhost CPUs=64 RealMemory=512000 Gres=gpu:h100:64 State=UNKNOWN
 PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 PartitionName=elastic Nodes=localhost MaxTime=INFINITE State=UP
-PartitionName=strict Nodes=localhost MaxTime=INFINITE State=UP
-${CLUSTER_EXTRA_CONF:-}
+PartitionName=strict Nodes=localhost MaxTime=INFINITE State=UP}
 CONF
   cat > "$dir/gres.conf" <<CONF
 AutoDetect=off
@@ -72,11 +72,12 @@ CONF
     echo "required $plugins/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf" > "$dir/plugstack.conf"
   export SLURM_CONF=$dir/slurm.conf
   TRAINFIT_CONF=${TRAINFIT_CONF_PATH:-$dir/trainfit.conf} /usr/sbin/slurmctld -f "$dir/slurm.conf" || return 1
-  # slurmd reads the config without the extra FUTURE nodes (it refuses several
-  # NodeHostnames on one host); slurmctld only warns that the files differ.
-  grep -vxF -f <(printf '%s\n' "${CLUSTER_EXTRA_CONF:-}" | grep -v '^$') "$dir/slurm.conf" > "$dir/slurmd.conf" 2>/dev/null ||
-    cp "$dir/slurm.conf" "$dir/slurmd.conf"
-  /usr/sbin/slurmd -f "$dir/slurmd.conf" || return 1
+  if [[ -n ${CLUSTER_NODES_CONF:-} ]]; then  # no real node: wait for slurmctld alone
+    for _ in $(seq 100); do timeout 10 scontrol ping 2>/dev/null | grep -q UP && return 0; sleep 0.2; done
+    echo "cluster: slurmctld does not answer; see $dir/log" >&2
+    return 1
+  fi
+  /usr/sbin/slurmd -f "$dir/slurm.conf" || return 1
   for _ in $(seq 100); do
     if ! pgrep -f "slurmctld -f $dir/slurm.conf" >/dev/null; then
       echo "cluster: slurmctld exited; see $dir/log/slurmctld.log" >&2
@@ -99,7 +100,7 @@ cluster_stop() {
     [[ -f $pidfile ]] && kill "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null
   done
   for _ in $(seq 50); do
-    pgrep -f "slurm(ctld|d) -f $dir/slurm(d)?.conf" >/dev/null || break
+    pgrep -f "slurm(ctld|d) -f $dir/slurm.conf" >/dev/null || break
     sleep 0.1
   done
   return 0
