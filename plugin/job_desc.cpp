@@ -130,8 +130,9 @@ void stamp_admin_comment(job_desc_msg_t* d, const Decision& decision, const std:
   stamp += " of ";
   append_fixed(stamp, decision.capacity_gb, 1);
   stamp += " GiB per GPU on " + std::to_string(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested) +
-           " x " + decision.gpu + "; min_gpus_to_fit=" +
-           (decision.min_gpus > 0 ? std::to_string(decision.min_gpus) : "none") + "; decision " + decision_id;
+           " x " + decision.gpu +
+           (decision.min_gpus > 0 ? "; min_gpus_to_fit=" + std::to_string(decision.min_gpus) : std::string()) +
+           "; decision " + decision_id;
   if (d->admin_comment != nullptr && d->admin_comment[0] != '\0') stamp = std::string(d->admin_comment) + "; " + stamp;
   set_slurm_string(&d->admin_comment, stamp);
 }

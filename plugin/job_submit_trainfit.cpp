@@ -23,7 +23,7 @@ extern "C" {
 #include "policy_store.h"
 #include "slurm_host.h"
 #include "trainfit/admission.h"
-#include "trainfit/admission/audit_log.h"
+#include "trainfit/admission/audit_writer.h"
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))
@@ -60,10 +60,8 @@ std::string conf_path() {
 PolicyStore* g_store = nullptr;  // set by init(); slurmctld calls init before any job
 bool g_broken = false;           // init failed open (e.g. an internal error): admit everything
 
-// The audit log: the plugin is its only writer; the mutex keeps lines whole and ordered.
-std::mutex g_audit_mutex;
-AuditLog g_audit;
-int64_t g_audit_dropped = 0;
+// The audit log: decisions queue their records; one thread writes them, in order.
+AuditWriter* g_audit = nullptr;
 
 // Decision ids link an audit line to the job's AdminComment: "<start time hex>-<n>".
 std::string g_id_prefix;
@@ -90,24 +88,6 @@ std::string user_name(uint32_t uid) {
   return name;
 }
 
-void write_audit(const std::string& path, const std::string& line) {
-  std::lock_guard<std::mutex> lock(g_audit_mutex);
-  std::string problem;
-  if (!g_audit.is_open() || g_audit.path() != path) problem = g_audit.open(path);
-  if (problem.empty()) problem = g_audit.append(line);
-  if (!problem.empty()) {
-    if (g_audit_dropped++ == 0) {
-      slurm_error("job_submit/trainfit: audit log: %s; records are dropped (never half-written) until it can be "
-                  "written again; admission goes on",
-                  printable(problem).c_str());
-    }
-  } else if (g_audit_dropped > 0) {
-    slurm_info("job_submit/trainfit: audit log %s writable again; %lld records were dropped", printable(path).c_str(),
-               static_cast<long long>(g_audit_dropped));
-    g_audit_dropped = 0;
-  }
-}
-
 void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, const Job& job, const Decision& decision,
            const std::string& id, const std::string& audit_path) {
   AuditRecord r;
@@ -122,9 +102,9 @@ void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, const Job& 
   r.qos = job.qos;
   r.job_name = d->name != nullptr ? d->name : "";
   r.gpu_request = gpu_request_as_written(d);
-  r.annotation = describe(job.annotation.request);
+  r.annotation = job.annotation.request;
   r.decision = decision;
-  write_audit(audit_path, audit_json(r));
+  if (g_audit != nullptr) g_audit->submit(std::move(r), audit_path);
 }
 
 // Each class of refusal has its own Slurm error code, so that the last line sbatch
@@ -226,7 +206,14 @@ extern "C" int init(void) {
     static PolicyStore store(conf_path());
     g_store = &store;
     const std::string fatal = store.load_initial();
-    return fatal.empty() ? SLURM_SUCCESS : SLURM_ERROR;
+    if (!fatal.empty()) return SLURM_ERROR;
+    static AuditWriter writer([](bool error, const std::string& line) {
+      if (error) slurm_error("job_submit/trainfit: %s", printable(line).c_str());
+      else slurm_info("job_submit/trainfit: %s", printable(line).c_str());
+    });
+    writer.start();
+    g_audit = &writer;
+    return SLURM_SUCCESS;
   } catch (...) {
     slurm_error("job_submit/trainfit: init failed; admitting every job");
     g_broken = true;
@@ -234,7 +221,13 @@ extern "C" int init(void) {
   }
 }
 
-extern "C" int fini(void) { return SLURM_SUCCESS; }
+extern "C" int fini(void) {
+  try {
+    if (g_audit != nullptr) g_audit->stop();  // what is queued is written first
+  } catch (...) {
+  }
+  return SLURM_SUCCESS;
+}
 
 extern "C" int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
   return guarded(check_submit, job_desc, submit_uid, err_msg);

@@ -298,14 +298,14 @@ TEST(Policy, ExemptUsersResolveToUids) {
 
 TEST(Policy, GpuNamesAsClustersSpellThem) {
   const Policy p = parse_policy("gpu_alias.h100_80g = h100\ngpu_alias.A100_40 = a100-40gb").value();
-  EXPECT_EQ(catalog_gpu(p, "h100_80g").value(), "h100");
-  EXPECT_EQ(catalog_gpu(p, "a100_40").value(), "a100-40gb");
-  EXPECT_EQ(catalog_gpu(p, "H100").value(), "h100");
+  EXPECT_EQ(catalog_gpu(p, "h100_80g").value()->name, "h100");
+  EXPECT_EQ(catalog_gpu(p, "a100_40").value()->name, "a100-40gb");
+  EXPECT_EQ(catalog_gpu(p, "H100").value()->name, "h100");
   // Slurm's AutoDetect=nvml names: NVML's product name, lower case, spaces as '_'.
-  EXPECT_EQ(catalog_gpu(p, "nvidia_h100_80gb_hbm3").value(), "h100");
-  EXPECT_EQ(catalog_gpu(p, "nvidia_a100-sxm4-80gb").value(), "a100");
-  EXPECT_EQ(catalog_gpu(p, "nvidia_a100-sxm4-40gb").value(), "a100-40gb");
-  const Result<std::string> unknown = catalog_gpu(p, "rtx9000");
+  EXPECT_EQ(catalog_gpu(p, "nvidia_h100_80gb_hbm3").value()->name, "h100");
+  EXPECT_EQ(catalog_gpu(p, "nvidia_a100-sxm4-80gb").value()->name, "a100");
+  EXPECT_EQ(catalog_gpu(p, "nvidia_a100-sxm4-40gb").value()->name, "a100-40gb");
+  const Result<const GpuSpec*> unknown = catalog_gpu(p, "rtx9000");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().message.find("gpu_alias.rtx9000 = "), std::string::npos) << unknown.error().message;
 }
@@ -610,7 +610,7 @@ TEST(Audit, OneJsonLinePerRecordWithCappedUserText) {
   record.uid = 1000;
   record.user = "alice";
   record.job_name = std::string("bad\xff name \x1b[31m");  // invalid UTF-8 and an escape: kept safe
-  record.annotation = std::string(120000, 'x');           // a 120 KB comment
+  record.annotation.model = std::string(120000, 'x');     // a 120 KB comment
   record.decision = decide(parse_policy("").value(), job_of(kBig, "gres:gpu:h100:8"));
   const std::string line = audit_json(record);
   EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -621,7 +621,7 @@ TEST(Audit, OneJsonLinePerRecordWithCappedUserText) {
   EXPECT_EQ(j["reason"], "too_few_gpus");
   EXPECT_EQ(j["min_gpus_to_fit"], record.decision.min_gpus);
   EXPECT_TRUE(j["resized_to"].is_null());
-  EXPECT_NE(j["annotation"].get<std::string>().find("[truncated " + std::to_string(120000 - kMaxAuditField) + " bytes]"),
+  EXPECT_NE(j["annotation"].get<std::string>().find("[truncated " + std::to_string(120000 + 6 - kMaxAuditField) + " bytes]"),
             std::string::npos);
   EXPECT_NE(j["job_name"].get<std::string>().find('\x1b'), std::string::npos);  // JSON-escaped, parsed back
   EXPECT_EQ(line.find('\x1b'), std::string::npos);

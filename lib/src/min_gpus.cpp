@@ -58,6 +58,16 @@ std::string why_none(const Breakdown& widest, int64_t gpus) {
 
 MinGpus min_gpus_to_fit(const Config& c, int64_t at_most) { return model::search_min_gpus(c, at_most, true); }
 
+MinGpus min_gpus_to_fit(const Config& c, const Breakdown& now) {
+  // A step that fits needs at most the GPUs it has: search below them first (the
+  // common case at admission), the whole range only when no valid count there fits.
+  if (now.fits) {
+    const MinGpus below = model::search_min_gpus(c, c.num_gpus, false);
+    if (below.gpus > 0) return below;
+  }
+  return min_gpus_to_fit(c);
+}
+
 namespace model {
 
 MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 #include <type_traits>
 #include <string>
 #include <variant>
@@ -84,12 +85,18 @@ const std::vector<Row>& rows() {
   return table;
 }
 
+// By JSON name or CLI flag; indexed once (annotations look fields up for every job).
 const Row* find_row(const std::string& key) {
-  const char* k = key.c_str();
-  for (const Row& row : rows()) {
-    if (std::strcmp(k, row.spec.name) == 0 || std::strcmp(k, row.spec.flag) == 0) return &row;
-  }
-  return nullptr;
+  static const std::unordered_map<std::string, const Row*> index = [] {
+    std::unordered_map<std::string, const Row*> out;
+    for (const Row& row : rows()) {
+      out.emplace(row.spec.name, &row);
+      out.emplace(row.spec.flag, &row);  // the first row that has a key keeps it, as a linear search would
+    }
+    return out;
+  }();
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : it->second;
 }
 
 }  // namespace

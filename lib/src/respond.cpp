@@ -12,7 +12,7 @@ Response respond(const Resolved& resolved, ResponseOptions options) {
   r.resolved = resolved;
   const Config& c = resolved.config;
   r.breakdown = estimate(c);
-  r.min_gpus = min_gpus_to_fit(c);
+  r.min_gpus = min_gpus_to_fit(c, r.breakdown);
   r.global_batch = c.micro_batch * c.num_microbatches * c.data_parallel();
   if (options.profiles) {
     r.mem_vs_gpus = sweep_gpus(c);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainfit/catalog.h"
 #include "trainfit/error.h"
 #include "trainfit/estimate.h"
 #include "trainfit/export.h"
@@ -143,7 +144,7 @@ TRAINFIT_API std::vector<std::string> resolve_exempt_users(Policy& policy, UidLo
 
 // The catalog GPU a job's GRES type names: site aliases first, then the catalog's
 // names, aliases and NVML/ROCm device names. Errors name the gpu_alias key to add.
-TRAINFIT_API Result<std::string> catalog_gpu(const Policy& policy, const std::string& gres_type);
+TRAINFIT_API Result<const GpuSpec*> catalog_gpu(const Policy& policy, const std::string& gres_type);
 
 // ---- Files (conf_file.cpp) ----
 
@@ -181,7 +182,7 @@ struct Decision {
   std::string gpu;               // catalog GPU the job was checked against
   double per_gpu_gb = 0, capacity_gb = 0;
   int64_t gpus_requested = 0;
-  int64_t min_gpus = 0;
+  int64_t min_gpus = 0;          // 0: none fits, or not computed (an accepted job without --llm-check)
   int64_t global_batch = 0;
   // For kResize: what the job is given and the fields to write back.
   int64_t resized_to = 0;        // GPUs granted (what the message says)
@@ -218,7 +219,8 @@ struct AuditRecord {
   std::string decision_id;       // also stamped on the job's AdminComment
   std::string job_id;            // modify only (a submission has no id yet)
   uint32_t uid = 0;
-  std::string user, account, partition, qos, job_name, gpu_request, annotation;
+  std::string user, account, partition, qos, job_name, gpu_request;
+  Request annotation;  // formatted by the writer thread, not in job_submit
   Decision decision;
 };
 // One JSON line; user strings capped at kMaxAuditField bytes with a visible marker.

@@ -105,6 +105,8 @@ struct MinGpus {
 // Smallest GPU count at which the step fits, respecting tp*pp*cp, ep and gpus_per_node;
 // searching up to at_most GPUs (0 = the largest supported job, 2^20).
 TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config, int64_t at_most = 0);
+// The same answer, cheaper when the estimate at config.num_gpus is known to fit.
+TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config, const Breakdown& at_num_gpus);
 
 struct GpuPoint {
   int64_t num_gpus;

@@ -19,10 +19,15 @@ std::string mangle(std::string name) {  // Slurm replaces non-alphanumerics with
   return name;
 }
 
-// "llm_micro_batch" -> the option "micro-batch".
+// "llm_micro_batch" -> the option "micro-batch" (names mangled once).
 const OptionSpec* option_from_env_name(const std::string& name) {
-  for (const OptionSpec& o : llm_options()) {
-    if (mangle(std::string("llm-") + o.option) == name) return &o;
+  static const std::vector<std::pair<std::string, const OptionSpec*>> mangled = [] {
+    std::vector<std::pair<std::string, const OptionSpec*>> out;
+    for (const OptionSpec& o : llm_options()) out.emplace_back(mangle(std::string("llm-") + o.option), &o);
+    return out;
+  }();
+  for (const auto& [env_name, option] : mangled) {
+    if (env_name == name) return option;
   }
   return nullptr;
 }
@@ -152,13 +157,13 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
   for (const std::string& entry : env) {
     const size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
-    const std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
-    if (name == kGeometryVariable) {
+    if (entry.compare(0, eq, kGeometryVariable) == 0) {
       out->found = true;
-      Result<bool> set = apply_key_values(out->request, value, ',');  // geometry first: options override it
+      Result<bool> set = apply_key_values(out->request, entry.substr(eq + 1), ',');  // geometry first: options override it
       if (!set) return set.error();
-    } else if (name.rfind(kSpankPrefix, 0) == 0) {
-      const OptionSpec* option = option_from_env_name(name.substr(prefix));
+    } else if (entry.compare(0, prefix, kSpankPrefix) == 0 && eq > prefix) {
+      const std::string value = entry.substr(eq + 1);
+      const OptionSpec* option = option_from_env_name(entry.substr(prefix, eq - prefix));
       if (option == nullptr) continue;
       out->found = true;
       options.emplace_back(option, value);

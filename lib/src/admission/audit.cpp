@@ -93,7 +93,7 @@ std::string audit_json(const AuditRecord& r) {
       .text("qos", r.qos)
       .text("job_name", r.job_name)
       .text("gpu_request", r.gpu_request)
-      .text("annotation", r.annotation)
+      .text("annotation", describe(r.annotation))
       .number("gpus_requested", d.gpus_requested)
       .text("gpu", d.gpu)
       .gib("predicted_per_gpu_gb", d.per_gpu_gb)

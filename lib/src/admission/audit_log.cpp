@@ -128,6 +128,12 @@ std::string AuditLog::append(const std::string& line) {
   return write_record(line);
 }
 
+std::string AuditLog::append_lines(const std::string& lines) {
+  const std::string problem = reopen_if_needed();
+  if (!problem.empty()) return problem + "; records dropped";
+  return write_record(lines);
+}
+
 std::string AuditLog::reopen_if_needed() {
   if (path_.empty()) return "the audit log is not open";
   const std::string path = path_;  // open() assigns path_

@@ -47,15 +47,13 @@ bool exempt(const PartitionPolicy& p, const Job& job) {
 Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const GpuTotal& gpus) {
   std::vector<std::string> types = gpus.types;
   if (types.empty() || gpus.untyped) types.push_back(rules.default_gpu);
-  std::string smallest;
-  double smallest_bytes = 0;
+  const GpuSpec* smallest = nullptr;
   for (const std::string& type : types) {
-    Result<std::string> name = catalog_gpu(policy, type);
-    if (!name) return name.error();
-    const double bytes = (*find_gpu(name.value()))->capacity_bytes;
-    if (smallest.empty() || bytes < smallest_bytes) smallest = name.value(), smallest_bytes = bytes;
+    Result<const GpuSpec*> gpu = catalog_gpu(policy, type);
+    if (!gpu) return gpu.error();
+    if (smallest == nullptr || gpu.value()->capacity_bytes < smallest->capacity_bytes) smallest = gpu.value();
   }
-  return smallest;
+  return smallest->name;
 }
 
 Evaluation evaluate(const Policy& policy, const std::string& partition, const Job& job, const GpuTotal& gpus,
@@ -82,7 +80,14 @@ Evaluation evaluate(const Policy& policy, const std::string& partition, const Jo
     return e;
   }
   resolved->config.capacity_bytes *= 1.0 - e.rules->headroom;  // the fraction of HBM kept free
-  e.response = respond(resolved.value(), ResponseOptions{false, false});
+  // min_gpus_to_fit is what a refusal or a resize needs; an accepted job gets it
+  // only when the user asked (--llm-check): the common path stays cheap.
+  Response& r = e.response;
+  r.resolved = std::move(resolved).value();
+  const Config& c = r.resolved.config;
+  r.breakdown = estimate(c);
+  if (!r.breakdown.fits || job.annotation.check) r.min_gpus = min_gpus_to_fit(c, r.breakdown);
+  r.global_batch = c.micro_batch * c.num_microbatches * c.data_parallel();
   return e;
 }
 

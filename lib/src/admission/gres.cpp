@@ -1,6 +1,8 @@
 // GPU requests in every spelling Slurm versions use (shared/notes/slurm.md:
 // <=20.11 "gpu:8"; 21.08-23.02 "gres:gpu:8"; 23.11+ "gres/gpu:8", "=" for the count).
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 #include "../text.h"
 #include "trainfit/admission.h"
@@ -25,46 +27,78 @@ int64_t capped_product(int64_t a, int64_t b) {
   return std::min(a * b, kMaxJobGpus + 1);
 }
 
-// "gpu:h100:8" -> type "h100", count 8. tail: "", ":8", "=8", ":h100", ":h100:8", ":h100=8".
-Result<std::pair<std::string, int64_t>> gpu_entry(const std::string& entry, std::string tail) {
-  std::string count = "1";
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+bool equals_lower(std::string_view text, std::string_view lower_word) {
+  if (text.size() != lower_word.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != lower_word[i]) return false;
+  }
+  return true;
+}
+
+bool digits(std::string_view text) {
+  if (text.empty() || text.size() > 18) return false;
+  for (char c : text) if (c < '0' || c > '9') return false;
+  return true;
+}
+
+int64_t number(std::string_view text) {
+  int64_t n = 0;
+  for (char c : text) n = n * 10 + (c - '0');
+  return n;
+}
+
+// After "gpu": "", ":8", "=8", ":h100", ":h100:8", ":h100=8" -> type, count.
+Result<std::pair<std::string, int64_t>> gpu_entry(std::string_view entry, std::string_view tail) {
+  std::string_view count = "1", type;
   const size_t eq = tail.find('=');
-  if (eq != std::string::npos) {
+  if (eq != std::string_view::npos) {
     count = tail.substr(eq + 1);
     tail = tail.substr(0, eq);
   }
-  std::vector<std::string> parts = split(tail, ':');
-  if (!parts.empty() && parts.front().empty()) parts.erase(parts.begin());
-  int64_t n = 0;
-  if (eq == std::string::npos && !parts.empty() && parse_int(parts.back(), &n)) {
-    count = parts.back();
-    parts.pop_back();
+  if (!tail.empty() && tail.front() == ':') tail.remove_prefix(1);
+  if (!tail.empty()) {
+    const size_t colon = tail.rfind(':');
+    const std::string_view last = colon == std::string_view::npos ? tail : tail.substr(colon + 1);
+    if (eq == std::string_view::npos && digits(last)) {
+      count = last;
+      tail = colon == std::string_view::npos ? std::string_view() : tail.substr(0, colon);
+    }
+    if (tail.find(':') != std::string_view::npos) return tres_error(std::string(entry), "has more than one GPU type");
+    type = tail;
   }
-  if (parts.size() > 1) return tres_error(entry, "has more than one GPU type");
-  if (!parse_int(count, &n) || n < 0) {
-    return tres_error(entry, "has count '" + count + "'; accepted: an integer from 0 to " + std::to_string(kMaxJobGpus));
+  if (!digits(count)) {
+    return tres_error(std::string(entry), "has count '" + std::string(count) + "'; accepted: an integer from 0 to " +
+                                              std::to_string(kMaxJobGpus));
   }
-  if (n > kMaxJobGpus) return tres_error(entry, too_many(n));
-  return std::make_pair(parts.empty() ? std::string() : lower(parts.front()), n);
+  const int64_t n = number(count);
+  if (n > kMaxJobGpus) return tres_error(std::string(entry), too_many(n));
+  return std::make_pair(lower(std::string(type)), n);
 }
 
 }  // namespace
 
 Result<TresList> parse_tres(const std::string& text) {
   TresList out;
-  std::string normalized = text;
-  for (char& c : normalized) if (c == ';') c = ',';
-  for (const std::string& raw : split(normalized, ',')) {
-    const std::string entry = trim(raw);
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t end = rest.find_first_of(",;");
+    const std::string_view entry = trimmed(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
     if (entry.empty()) continue;
-    std::string rest = entry;
-    if (rest.rfind("gres:", 0) == 0 || rest.rfind("gres/", 0) == 0) rest = rest.substr(5);
-    const size_t name_end = rest.find_first_of(":=");
-    if (lower(rest.substr(0, name_end)) != "gpu") {
-      out.others.push_back(entry);
+    std::string_view body = entry;
+    if (body.size() > 5 && (body.substr(0, 5) == "gres:" || body.substr(0, 5) == "gres/")) body.remove_prefix(5);
+    const size_t name_end = std::min(body.find_first_of(":="), body.size());
+    if (!equals_lower(body.substr(0, name_end), "gpu")) {
+      out.others.emplace_back(entry);
       continue;
     }
-    Result<std::pair<std::string, int64_t>> gpu = gpu_entry(entry, name_end == std::string::npos ? "" : rest.substr(name_end));
+    Result<std::pair<std::string, int64_t>> gpu = gpu_entry(entry, body.substr(name_end));
     if (!gpu) return gpu.error();
     const auto& [type, count] = gpu.value();
     out.gpus += count;

@@ -203,12 +203,11 @@ std::vector<std::string> resolve_exempt_users(Policy& policy, UidLookup lookup) 
   return unknown;
 }
 
-Result<std::string> catalog_gpu(const Policy& policy, const std::string& gres_type) {
+Result<const GpuSpec*> catalog_gpu(const Policy& policy, const std::string& gres_type) {
   const std::string type = lower(gres_type);
   auto alias = policy.gpu_aliases.find(type);
-  if (alias != policy.gpu_aliases.end()) return alias->second;
-  Result<const GpuSpec*> gpu = find_gpu(type);
-  if (gpu) return (*gpu)->name;
+  Result<const GpuSpec*> gpu = find_gpu(alias != policy.gpu_aliases.end() ? alias->second : type);
+  if (gpu) return gpu;
   std::string names;
   for (const GpuSpec& spec : gpu_catalog()) names += (names.empty() ? "" : ", ") + spec.name;
   return make_error(ErrorCode::kUnknownName, "gpu",

@@ -40,6 +40,10 @@ class TRAINFIT_API AuditLog {
   // was rotated, and when an earlier open failed. line must not contain '\n'.
   std::string append(const std::string& line);
 
+  // Several records at once ("line\nline\nline", no final newline) in one write, all
+  // or none, with the guarantees of append(): how the writer thread appends a batch.
+  std::string append_lines(const std::string& lines);
+
   // True when PATH no longer names the open file: removed, or replaced (renamed
   // away and created again).
   bool rotated() const;
