@@ -34,6 +34,7 @@ bool valid(const Config& c) { return layout_problem(c).empty() && c.geo.heads % 
 // Single changes to a config, cheapest first.
 std::vector<Candidate> candidates_for(const Config& c) {
   std::vector<Candidate> out;
+  out.reserve(24);  // every candidate below fits without reallocating Configs
   auto add = [&](const char* field, std::string value, const std::function<void(Config&)>& change,
                  const char* also = "") {
     Config x = c;
