@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -58,6 +59,9 @@ std::string conf_path() {
 }
 
 PolicyStore* g_store = nullptr;  // set by init(); slurmctld calls init before any job
+// Test hook (TRAINFIT_FAIL_DECISIONS=1 in slurmctld's environment): every decision
+// throws, so the integration test can see on_error and the internal-error class at work.
+bool g_fail_decisions = false;
 bool g_broken = false;           // init failed open (e.g. an internal error): admit everything
 
 // The audit log: decisions queue their records; one thread writes them, in order.
@@ -161,6 +165,7 @@ int check_submit(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   const std::shared_ptr<const LoadedPolicy> loaded = g_store->current();
   if (loaded->admit_all) return SLURM_SUCCESS;
   const Job job = job_from_submission(d, uid);
+  if (g_fail_decisions) throw std::runtime_error("TRAINFIT_FAIL_DECISIONS is set (a test hook)");
   return finish("submit", d, uid, job, decide(loaded->policy, job), *loaded, err_msg);
 }
 
@@ -203,6 +208,8 @@ extern "C" int init(void) {
     char prefix[32];
     std::snprintf(prefix, sizeof prefix, "%lx", static_cast<unsigned long>(std::time(nullptr)));
     g_id_prefix = prefix;
+    const char* fail = std::getenv("TRAINFIT_FAIL_DECISIONS");
+    g_fail_decisions = fail != nullptr && std::string(fail) == "1";
     static PolicyStore store(conf_path());
     g_store = &store;
     const std::string fatal = store.load_initial();

@@ -1,6 +1,7 @@
 // The audit log file: whole JSON lines or nothing, FIFOs refused, rotation
 // followed, and JSON strings written without a library.
 #include "trainfit/admission/audit_log.h"
+#include "trainfit/admission/audit_writer.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -385,6 +387,78 @@ TEST(JsonString, KeepsEscapesAndReplacementsWhenTruncating) {
   const std::string text = std::string(10, '"') + "\x80" + std::string(10, 'q');
   // 11 input bytes kept: ten quotes and the invalid byte, replaced.
   EXPECT_EQ(parsed(json_string(text, 11)), std::string(10, '"') + kFffd + marker(10));
+}
+
+}  // namespace
+}  // namespace trainfit::admission
+
+// ---- The writer thread ----
+
+namespace trainfit::admission {
+namespace {
+
+AuditRecord numbered(int n) {
+  AuditRecord r;
+  r.time = 1764633600;
+  r.job_name = "job-" + std::to_string(n);
+  return r;
+}
+
+TEST(AuditWriter, WritesEveryRecordInOrderAndDrainsOnStop) {
+  char dir[] = "/tmp/trainfit-writer-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/audit.jsonl";
+  std::vector<std::string> reports;
+  {
+    AuditWriter writer([&](bool, const std::string& line) { reports.push_back(line); });
+    writer.start();
+    for (int i = 0; i < 5000; ++i) ASSERT_TRUE(writer.submit(numbered(i), path));
+    writer.stop();  // what is queued is written before stop returns
+  }
+  const std::vector<std::string> lines = lines_of(path);
+  ASSERT_EQ(lines.size(), 5000u);
+  for (int i = 0; i < 5000; ++i) {
+    EXPECT_EQ(nlohmann::json::parse(lines[static_cast<size_t>(i)])["job_name"], "job-" + std::to_string(i));
+  }
+  EXPECT_TRUE(reports.empty());
+  unlink(path.c_str());
+  rmdir(dir);
+}
+
+TEST(AuditWriter, ABoundedQueueDropsAndCountsInsteadOfBlocking) {
+  AuditWriter writer([](bool, const std::string&) {}, 3);  // not started: nothing drains the queue
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(writer.submit(numbered(i), "/tmp/never-written.jsonl"));
+  EXPECT_FALSE(writer.submit(numbered(3), "/tmp/never-written.jsonl"));
+  EXPECT_EQ(writer.dropped(), 1);
+}
+
+TEST(AuditWriter, ReportsFailureOnceAndRecovery) {
+  char dir[] = "/tmp/trainfit-writer-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string missing = std::string(dir) + "/not-yet/audit.jsonl";
+  std::vector<std::pair<bool, std::string>> reports;
+  std::mutex reports_mutex;
+  AuditWriter writer([&](bool error, const std::string& line) {
+    std::lock_guard<std::mutex> lock(reports_mutex);
+    reports.emplace_back(error, line);
+  });
+  writer.start();
+  writer.submit(numbered(1), missing);
+  writer.submit(numbered(2), missing);
+  writer.flush();
+  ASSERT_EQ(mkdir((std::string(dir) + "/not-yet").c_str(), 0755), 0);
+  writer.submit(numbered(3), missing);
+  writer.flush();
+  writer.stop();
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_TRUE(reports[0].first);
+  EXPECT_NE(reports[0].second.find("records are dropped"), std::string::npos) << reports[0].second;
+  EXPECT_FALSE(reports[1].first);
+  EXPECT_NE(reports[1].second.find("writable again; 2 records were dropped"), std::string::npos) << reports[1].second;
+  EXPECT_EQ(lines_of(missing).size(), 1u);
+  unlink(missing.c_str());
+  rmdir((std::string(dir) + "/not-yet").c_str());
+  rmdir(dir);
 }
 
 }  // namespace

@@ -272,7 +272,7 @@ if mount -t tmpfs -o size=64k tmpfs "$dir/small" 2>/dev/null; then
   dd if=/dev/zero of="$dir/small/filler" bs=4096 2>/dev/null   # until ENOSPC
   rcs=""
   for _ in $(seq 12); do sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1; rcs+="$?"; done
-  dropped=$(grep -c "records are dropped (never half-written)" "$dir/log/slurmctld.log")
+  dropped=$(grep -c "records are dropped, never half-written" "$dir/log/slurmctld.log")
   rm -f "$dir/small/filler"
   sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1
   parsed=$(/usr/bin/python3 -c "
@@ -326,5 +326,19 @@ cluster_stop "$dir"; : > "$dir/log/slurmctld.log"
 timeout 30 env TRAINFIT_CONF="$dir/trainfit.conf" /usr/sbin/slurmctld -D -f "$dir/slurm.conf" >/dev/null 2>&1; rc=$?
 [[ $rc -ne 0 && $rc -ne 124 ]] && grep -q "on_error = closed: refusing to start" "$dir/log/slurmctld.log" \
   && ok "on_error = Closed with an invalid file: slurmctld refuses to start" || fail "closed" "rc=$rc" "$(tail -3 "$dir/log/slurmctld.log")"
+# ---- 12 (cont.). An internal error: on_error = closed refuses with Slurm's internal-error line ----
+write_conf "on_error = closed"
+TRAINFIT_FAIL_DECISIONS=1 restart || fail "restart with the failure hook"
+out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1); rc=$?
+[[ $rc -eq 1 && $(sed -n 1p <<<"$out") == "sbatch: error: trainfit: internal error; job refused (on_error = closed)" &&
+   $(sed -n 2p <<<"$out") == "sbatch: error: Batch job submission failed: Slurm internal error, contact system administrator" ]] &&
+   grep -q "job_submit/trainfit: internal error: TRAINFIT_FAIL_DECISIONS" "$dir/log/slurmctld.log" \
+  && ok "internal error, on_error = closed: refused with the internal-error line; logged" || fail "internal closed" "rc=$rc" "$out"
+write_conf "on_error = open"
+sleep 1.2
+out=$(sbatch -H --parsable --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1); rc=$?
+[[ $rc -eq 0 ]] && ok "internal error, on_error = open: admitted" || fail "internal open" "rc=$rc" "$out"
+scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+scontrol ping | grep -q UP && ok "slurmctld survives every internal error" || fail "slurmctld after internal errors"
 write_conf
 restart || fail "final restart"
