@@ -14,9 +14,9 @@ Error tres_error(const std::string& entry, const std::string& why) {
   return make_error(ErrorCode::kInvalidValue, "gres", "GPU request '" + entry + "' " + why);
 }
 
-std::string too_many(int64_t gpus_or_more) {
-  return "asks for " + (gpus_or_more > kMaxJobGpus ? "more than " + std::to_string(kMaxJobGpus)
-                                                   : std::to_string(gpus_or_more)) +
+// capped: the count was saturated at kMaxJobGpus + 1 (a product that would overflow).
+std::string too_many(int64_t gpus, bool capped = false) {
+  return "asks for " + (capped ? "more than " + std::to_string(kMaxJobGpus) : std::to_string(gpus)) +
          " GPUs; accepted: at most " + std::to_string(kMaxJobGpus);
 }
 
@@ -137,7 +137,7 @@ Result<GpuTotal> total_gpus(const JobGpuFields& f) {
     if (total.gpus > kMaxJobGpus) {
       return make_error(ErrorCode::kInvalidValue, "gres",
                         "the GPU request " + total.written + " (x" + std::to_string(s.multiplier) + ") " +
-                            too_many(total.gpus));
+                            too_many(total.gpus, total.gpus == kMaxJobGpus + 1));
     }
     return total;
   }
