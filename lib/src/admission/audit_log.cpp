@@ -1,6 +1,8 @@
 // The audit log file: whole JSON lines or nothing (see audit_log.h).
 #include "trainfit/admission/audit_log.h"
 
+#include "internal.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -25,15 +27,6 @@ int64_t monotonic_ms() {
   return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
 }
 
-const char* file_kind(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  return "of an unknown type";
-}
 
 std::string not_regular(const std::string& path, mode_t mode) {
   return path + " is not a regular file (" + file_kind(mode) + ")";

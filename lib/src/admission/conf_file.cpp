@@ -8,19 +8,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "internal.h"
 #include "trainfit/admission.h"
 
 namespace trainfit::admission {
 namespace {
-
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 Error file_error(ErrorCode code, const std::string& path, const std::string& why) {
   return make_error(code, "file", path + ": " + why);
@@ -51,7 +43,7 @@ Result<std::string> read_regular_file(const std::string& path, size_t max_bytes)
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return file_error(ErrorCode::kInvalidValue, path, std::strerror(errno));
   if (!S_ISREG(st.st_mode)) {
-    return file_error(ErrorCode::kInvalidValue, path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
+    return file_error(ErrorCode::kInvalidValue, path, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return file_error(ErrorCode::kInvalidValue, path,

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "../text.h"
+#include "internal.h"
 #include "resize.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
@@ -100,11 +101,7 @@ Verdict refusal(const Policy& policy, const std::vector<std::string>& parts) {
 }
 
 Decision refuse(Verdict verdict, Reason reason, std::string message) {
-  Decision d;
-  d.verdict = verdict;
-  d.reason = reason;
-  d.message = std::move(message);
-  return d;
+  return decision_of(verdict, reason, std::move(message));
 }
 
 std::string where(const Evaluation& e, size_t partitions) {

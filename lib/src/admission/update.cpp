@@ -5,6 +5,7 @@
 // annotation, a new annotation without its GPU request) unless restated in the same
 // update, and records the rest as unchecked.
 #include "../text.h"
+#include "internal.h"
 #include "trainfit/admission.h"
 
 namespace trainfit::admission {
@@ -15,14 +16,6 @@ std::string restate(const std::string& job_id) {
          " Comment=\"trainfit: model=NAME seq=N ...\" TresPerJob=gres:gpu:TYPE:COUNT";
 }
 
-Decision said(Verdict verdict, Reason reason, std::string message) {
-  Decision d;
-  d.verdict = verdict;
-  d.reason = reason;
-  d.message = std::move(message);
-  return d;
-}
-
 }  // namespace
 
 Decision decide_update(const Policy& policy, const Update& u) {
@@ -30,7 +23,7 @@ Decision decide_update(const Policy& policy, const Update& u) {
   const std::string id = u.job_id.empty() ? "N" : u.job_id;
   if (job.annotation.found || job.annotation_error) {
     if (!u.sets_gpus && !job.annotation_error) {
-      return said(Verdict::kReject, Reason::kGpuRequest,
+      return decision_of(Verdict::kReject, Reason::kGpuRequest,
                   "trainfit: job " + id + ": a new annotation is checked against the job's GPUs, which Slurm 22.05 "
                   "does not show job_modify; " + restate(id));
     }
@@ -44,7 +37,7 @@ Decision decide_update(const Policy& policy, const Update& u) {
       const PartitionPolicy& rules = policy.for_partition(trim(p));
       const bool exempted = rules.exempt_uids.count(job.uid) > 0;
       if (rules.require_annotation && !exempted) {
-        return said(Verdict::kReject, Reason::kAnnotationRequired,
+        return decision_of(Verdict::kReject, Reason::kAnnotationRequired,
                     "trainfit: job " + id + ": partition " + trim(p) +
                         " requires an LLM training annotation, and Slurm 22.05 does not show job_modify the job's "
                         "own; " + restate(id));
