@@ -76,7 +76,9 @@ Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {
   u.job.qos = str(d->qos);
   u.job_id = job_id_of(d);
   Result<GpuTotal> gpus = total_gpus(u.job.fields);
-  u.sets_gpus = !gpus || gpus->gpus > 0;
+  // Nodes and tasks change the GPUs of --gpus-per-node and --gpus-per-task jobs.
+  u.sets_gpus = !gpus || gpus->gpus > 0 || count(d->min_nodes) > 0 || count(d->num_tasks) > 0 ||
+                count16(d->ntasks_per_node) > 0;
   u.sets_partition = d->partition != nullptr;
   return u;
 }
@@ -101,18 +103,17 @@ std::string gpu_request_as_written(const job_desc_msg_t* d) {
 }
 
 void apply_resize(job_desc_msg_t* d, const Decision& decision) {
-  if (!decision.new_tres_per_job.empty()) {
-    set_slurm_string(&d->tres_per_job, decision.new_tres_per_job);
-    set_slurm_string(&d->tres_per_node, without_gpus(d->tres_per_node));
-    set_slurm_string(&d->tres_per_task, without_gpus(d->tres_per_task));
-  }
-  if (!decision.new_tres_per_node.empty()) {
-    set_slurm_string(&d->tres_per_node, decision.new_tres_per_node);
-    set_slurm_string(&d->tres_per_task, without_gpus(d->tres_per_task));
-  }
-  if (decision.clear_tres_per_socket || !decision.new_tres_per_node.empty()) {
-    set_slurm_string(&d->tres_per_socket, without_gpus(d->tres_per_socket));
-  }
+  // Every new string first: nothing below may throw once the job is being changed.
+  const bool per_job = !decision.new_tres_per_job.empty(), per_node = !decision.new_tres_per_node.empty();
+  const std::string job = per_job ? decision.new_tres_per_job : str(d->tres_per_job);
+  const std::string node = per_node ? decision.new_tres_per_node : per_job ? without_gpus(d->tres_per_node) : str(d->tres_per_node);
+  const std::string task = per_job || per_node ? without_gpus(d->tres_per_task) : str(d->tres_per_task);
+  const std::string socket =
+      decision.clear_tres_per_socket || per_node ? without_gpus(d->tres_per_socket) : str(d->tres_per_socket);
+  set_slurm_string(&d->tres_per_job, job);
+  set_slurm_string(&d->tres_per_node, node);
+  set_slurm_string(&d->tres_per_task, task);
+  set_slurm_string(&d->tres_per_socket, socket);
   if (decision.new_nodes > 0) {
     d->min_nodes = static_cast<uint32_t>(decision.new_nodes);
     if (d->max_nodes != NO_VAL && d->max_nodes < d->min_nodes) d->max_nodes = d->min_nodes;

@@ -7,6 +7,7 @@
 #include <pwd.h>
 
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
@@ -71,25 +72,28 @@ AuditWriter* g_audit = nullptr;
 std::string g_id_prefix;
 std::atomic<uint64_t> g_decisions{0};
 
-// uid -> user name, cached (bounded) under its own lock.
-std::mutex g_names_mutex;
-std::unordered_map<uint32_t, std::string> g_user_names;
+// uid -> user name, for the writer thread (NSS may be slow: never in job_submit itself).
+std::unordered_map<uint32_t, std::string> g_user_names;  // only the writer thread uses it
 
 std::string user_name(uint32_t uid) {
-  {
-    std::lock_guard<std::mutex> lock(g_names_mutex);
-    auto it = g_user_names.find(uid);
-    if (it != g_user_names.end()) return it->second;
-  }
+  auto it = g_user_names.find(uid);
+  if (it != g_user_names.end()) return it->second;
   struct passwd entry, *found = nullptr;
   char buffer[4096];
   std::string name = std::to_string(uid);
   if (getpwuid_r(static_cast<uid_t>(uid), &entry, buffer, sizeof buffer, &found) == 0 && found != nullptr) {
     name = found->pw_name;
   }
-  std::lock_guard<std::mutex> lock(g_names_mutex);
   if (g_user_names.size() < 65536) g_user_names.emplace(uid, name);
   return name;
+}
+
+// User text is cut when the record is built, so that the queue holds little of it.
+std::string capped(const std::string& text) { return truncated(text, kMaxAuditField); }
+std::string capped(const char* text) {
+  if (text == nullptr) return "";
+  const size_t length = strnlen(text, size_t{1} << 24);  // a bounded scan
+  return truncated(std::string(text, std::min(length, kMaxAuditField + 4)), kMaxAuditField, length);
 }
 
 void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, const Job& job, const Decision& decision,
@@ -99,15 +103,15 @@ void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, const Job& 
   r.time = static_cast<int64_t>(std::time(nullptr));
   r.decision_id = id;
   r.job_id = job_id_of(d);
-  r.uid = d->user_id != NO_VAL ? d->user_id : uid;
-  r.user = user_name(r.uid);
-  r.account = job.account;
-  r.partition = job.partition;
-  r.qos = job.qos;
-  r.job_name = d->name != nullptr ? d->name : "";
-  r.gpu_request = gpu_request_as_written(d);
+  r.uid = d->user_id != NO_VAL ? d->user_id : uid;  // the writer thread looks the name up
+  r.account = capped(job.account);
+  r.partition = capped(job.partition);
+  r.qos = capped(job.qos);
+  r.job_name = capped(d->name);
+  r.gpu_request = capped(gpu_request_as_written(d));
   r.annotation = job.annotation.request;
   r.decision = decision;
+  r.decision.message = truncated(r.decision.message, 4 * kMaxAuditField);
   if (g_audit != nullptr) g_audit->submit(std::move(r), audit_path);
 }
 
@@ -186,19 +190,19 @@ bool fail_open() {
 template <typename Check>
 int guarded(Check check, job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   try {
-    return check(d, uid, err_msg);
-  } catch (const std::exception& e) {
-    slurm_error("job_submit/trainfit: internal error: %s", printable(e.what()).c_str());
-  } catch (...) {
-    slurm_error("job_submit/trainfit: internal error");
-  }
-  try {
+    try {
+      return check(d, uid, err_msg);
+    } catch (const std::exception& e) {
+      slurm_error("job_submit/trainfit: internal error: %s", printable(e.what()).c_str());
+    } catch (...) {
+      slurm_error("job_submit/trainfit: internal error");
+    }
     if (fail_open()) return SLURM_SUCCESS;
-  } catch (...) {
+    tell_user(err_msg, "trainfit: internal error; job refused (on_error = closed)");
+    return ESLURM_INTERNAL;
+  } catch (...) {  // even reporting failed (out of memory): nothing crosses into slurmctld
     return SLURM_SUCCESS;
   }
-  tell_user(err_msg, "trainfit: internal error; job refused (on_error = closed)");
-  return ESLURM_INTERNAL;
 }
 
 }  // namespace
@@ -214,17 +218,27 @@ extern "C" int init(void) {
     g_store = &store;
     const std::string fatal = store.load_initial();
     if (!fatal.empty()) return SLURM_ERROR;
-    static AuditWriter writer([](bool error, const std::string& line) {
-      if (error) slurm_error("job_submit/trainfit: %s", printable(line).c_str());
-      else slurm_info("job_submit/trainfit: %s", printable(line).c_str());
-    });
-    writer.start();
-    g_audit = &writer;
+    try {  // no audit thread (a thread limit) must not mean no admission
+      static AuditWriter writer(
+          [](bool error, const std::string& line) {
+            if (error) slurm_error("job_submit/trainfit: %s", printable(line).c_str());
+            else slurm_info("job_submit/trainfit: %s", printable(line).c_str());
+          },
+          65536, user_name);
+      writer.start();
+      g_audit = &writer;
+    } catch (const std::exception& e) {
+      slurm_error("job_submit/trainfit: audit log disabled: cannot start its writer thread: %s", e.what());
+    }
     return SLURM_SUCCESS;
   } catch (...) {
-    slurm_error("job_submit/trainfit: init failed; admitting every job");
+    const bool open = fail_open_of(read_regular_file(conf_path(), kMaxConfBytes).ok()
+                                       ? read_regular_file(conf_path(), kMaxConfBytes).value()
+                                       : std::string());
+    slurm_error("job_submit/trainfit: init failed; %s", open ? "admitting every job (on_error = open)"
+                                                               : "refusing to start (on_error = closed)");
     g_broken = true;
-    return SLURM_SUCCESS;
+    return open ? SLURM_SUCCESS : SLURM_ERROR;
   }
 }
 

@@ -108,14 +108,24 @@ void PolicyStore::reload_if_changed() {
   const Stamp now = stamp_now();
   std::lock_guard<std::mutex> lock(mutex_);
   if (now == stamp_) return;
-  stamp_ = now;
+  // A file changed in the last second may be mid-edit (an editor writing in place):
+  // look again at the next check rather than load half a file.
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  const unsigned long long now_ns = static_cast<unsigned long long>(wall.tv_sec) * 1000000000ull + wall.tv_nsec;
+  if (now.exists && now.mtime_ns + 1000000000ull > now_ns) return;
   const std::string kept = current_ ? current_->origin : "none";
   if (!now.exists) {
+    stamp_ = now;
     slurm_error("job_submit/trainfit: %s was removed; the policy in force stays: %s",
                 admission::printable(path_).c_str(), admission::printable(kept).c_str());
     return;
   }
   Result<std::string> text = admission::read_regular_file(path_, admission::kMaxConfBytes);
+  if (!text && text.error().code != ErrorCode::kMissing && text.error().message.find("not a regular file") == std::string::npos) {
+    return;  // a passing failure (EMFILE, ENOMEM): try again at the next check
+  }
+  stamp_ = now;
   std::string problem = text ? "" : text.error().message;
   std::shared_ptr<LoadedPolicy> loaded = text ? parse(text.value(), now, &problem) : nullptr;
   if (!loaded) {

@@ -184,7 +184,8 @@ std::string env_value(spank_t sp, const char* name) {
 std::vector<std::string> srun_options(spank_t sp) {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> argv;
-  for (std::string arg; argv.size() < 4096 && std::getline(in, arg, '\0');) argv.push_back(arg);
+  for (std::string arg; argv.size() < 65536 && std::getline(in, arg, '\0');) argv.push_back(arg);
+  if (in.peek() != std::char_traits<char>::eof()) return {};  // cut off: the boundary is unknown
   int program_argc = 0;
   char** program_argv = nullptr;
   if (spank_get_item(sp, S_JOB_ARGV, &program_argc, &program_argv) != ESPANK_SUCCESS || program_argc < 0 ||

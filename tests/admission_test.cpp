@@ -37,7 +37,7 @@ INSTANTIATE_TEST_SUITE_P(
     Slurm, GresSpelling,
     ::testing::Values(Spelling{"gpu:8", 8, ""}, Spelling{"gres:gpu:8", 8, ""}, Spelling{"gres/gpu:8", 8, ""},
                       Spelling{"gres/gpu=8", 8, ""}, Spelling{"gres:gpu:h100:8", 8, "h100"},
-                      Spelling{"gres/gpu:h100=4", 4, "h100"}, Spelling{"gpu:A100:2", 2, "a100"},
+                      Spelling{"gres/gpu:h100=4", 4, "h100"}, Spelling{"gpu:A100:2", 2, "A100"},
                       Spelling{"gres:gpu:2,gres:gpu:1", 3, ""}, Spelling{"gres:nvme:1,gres:gpu:h100:8", 8, "h100"},
                       Spelling{"gres/gpu", 1, ""}, Spelling{"gres:gpu:h200", 1, "h200"},
                       Spelling{"cpu=4;gres/gpu:h100=8", 8, "h100"}, Spelling{"", 0, ""},
@@ -621,8 +621,13 @@ TEST(Audit, OneJsonLinePerRecordWithCappedUserText) {
   EXPECT_EQ(j["reason"], "too_few_gpus");
   EXPECT_EQ(j["min_gpus_to_fit"], record.decision.min_gpus);
   EXPECT_TRUE(j["resized_to"].is_null());
-  EXPECT_NE(j["annotation"].get<std::string>().find("[truncated " + std::to_string(120000 + 6 - kMaxAuditField) + " bytes]"),
-            std::string::npos);
+  const std::string annotation = j["annotation"].get<std::string>();
+  const size_t kept = annotation.find("…[truncated ");
+  ASSERT_NE(kept, std::string::npos);
+  EXPECT_EQ(annotation.substr(kept), "…[truncated " + std::to_string(120006 - kept) + " bytes]");  // "model=" + 120000
+  EXPECT_EQ(truncated(std::string(5000, 'y'), 1024), std::string(1024, 'y') + "…[truncated 3976 bytes]");
+  EXPECT_EQ(truncated("short", 1024), "short");
+  EXPECT_EQ(truncated(std::string(10, 'z'), 4, 99), "zzzz…[truncated 95 bytes]");
   EXPECT_NE(j["job_name"].get<std::string>().find('\x1b'), std::string::npos);  // JSON-escaped, parsed back
   EXPECT_EQ(line.find('\x1b'), std::string::npos);
 }
@@ -650,6 +655,95 @@ TEST(LogText, ControlCharactersAreEscaped) {
   EXPECT_EQ(printable("a\x1b[31mb\nc"), "a\\x1b[31mb\\x0ac");
   EXPECT_EQ(printable("csi \xc2\x9b" "31m"), "csi \\xc2\\x9b31m");
   EXPECT_EQ(printable("caf\xc3\xa9"), "caf\xc3\xa9");  // ordinary UTF-8 stays
+}
+
+}  // namespace
+}  // namespace trainfit::admission
+
+// ---- Found by an adversarial review ----
+
+namespace trainfit::admission {
+namespace {
+
+TEST(Review, HugeAnnotationTextIsRefusedCheaply) {
+  Annotation a;
+  const Result<bool> r = annotation_from_comment("trainfit: " + std::string(200000, 'k') + "=1", &a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_LT(r.error().message.size(), 300u);
+  const Result<bool> key = annotation_from_comment("trainfit: model=" + std::string(3000, 'm'), &a);
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.error().message.find("too long"), std::string::npos) << key.error().message;
+}
+
+TEST(Review, GpuSharesNeedAnAnnotationWhereOneIsRequired) {
+  const Policy policy = parse_policy("partition.llm.require_annotation = true").value();
+  for (const char* gres : {"gres:shard:4", "gres/mps:100"}) {
+    Job job;
+    job.fields.per_node = gres;
+    job.partition = "llm";
+    EXPECT_EQ(decide(policy, job).reason, Reason::kAnnotationRequired) << gres;
+  }
+}
+
+TEST(Review, NodesAndTasksSlurmInfersCount) {
+  JobGpuFields f;  // sbatch -n 32 --ntasks-per-node=8 --gpus-per-node=8
+  f.per_node = "gres:gpu:8";
+  f.tasks = 32;
+  f.tasks_per_node = 8;
+  EXPECT_EQ(total_gpus(f)->gpus, 32);
+  JobGpuFields t;  // -N 4 --ntasks-per-node=2 --gpus-per-task=1
+  t.per_task = "gres:gpu:1";
+  t.nodes = 4;
+  t.tasks_per_node = 2;
+  EXPECT_EQ(total_gpus(t)->gpus, 8);
+}
+
+TEST(Review, ResizeNeverLowersNodesNorPassesItsLimit) {
+  const Policy policy = parse_policy("action = resize\ngpus_per_node = 8\nresize_max_gpus = 64").value();
+  Job job = job_of(kBig, "");
+  job.fields.per_node = "gres:gpu:h100:2";
+  job.fields.nodes = 4;  // -N 4 --gpus-per-node=2
+  const Decision d = decide(policy, job);
+  ASSERT_EQ(d.verdict, Verdict::kResize) << d.message;
+  EXPECT_GE(d.new_nodes, 4);
+  EXPECT_GE(granted_by_slurm(job, d), d.resized_to);
+  const Policy tight = parse_policy("action = resize\ngpus_per_node = 8\nresize_max_gpus = 24").value();
+  Job odd = job_of(kBig, "");
+  odd.fields.per_task = "gres:gpu:h100:5";  // 5 per task: 24 GPUs round up to 25
+  odd.fields.tasks = 1;
+  const Decision o = decide(tight, odd);
+  EXPECT_EQ(o.verdict, Verdict::kReject) << o.message;
+  EXPECT_NE(o.message.find("resize limit of 24"), std::string::npos) << o.message;
+}
+
+TEST(Review, ResizeKeepsTheGresTypeAsWritten) {
+  const Policy policy = parse_policy("action = resize\ngpus_per_node = 8").value();
+  const Decision d = decide(policy, job_of(kBig, "gres:gpu:H100:8"));
+  ASSERT_EQ(d.verdict, Verdict::kResize);
+  EXPECT_EQ(d.new_tres_per_job, "gres:gpu:H100:" + std::to_string(d.resized_to));
+}
+
+TEST(Review, TheDefaultPartitionCanBeNamed) {
+  const Policy policy = parse_policy("default_partition = gpu\npartition.gpu.require_annotation = true").value();
+  Job plain;
+  plain.fields.per_job = "gres:gpu:8";  // no -p: slurmctld hands job_submit no partition
+  EXPECT_EQ(decide(policy, plain).reason, Reason::kAnnotationRequired);
+}
+
+TEST(Review, ShortOptionClustersAreRead) {
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"-lG8"}, {"-lG", "8"}, {"-vlG8", "--mpi", "pmix"}}) {
+    JobGpuFields f;
+    f.per_job = "gpu:h100:64";
+    ASSERT_TRUE(apply_srun_options(options, &f)) << options.front();
+    EXPECT_EQ(total_gpus(f)->gpus, 8) << options.front();
+  }
+}
+
+TEST(Review, AJobAskingNoGpusGetsItsRealMinimum) {
+  const Decision d = decide(parse_policy("").value(), job_of("model=gpt2", ""));
+  EXPECT_EQ(d.reason, Reason::kGpuRequest);
+  EXPECT_EQ(d.message.find("min_gpus_to_fit=none"), std::string::npos) << d.message;
 }
 
 }  // namespace

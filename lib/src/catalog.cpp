@@ -186,6 +186,7 @@ std::vector<std::string> gpu_spellings(const GpuSpec& gpu) {
 }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  if (word.size() > 64) return "";  // no name is that long; edit distances would cost O(size)
   const std::string w = lower(word);
   std::string best;
   size_t best_distance = std::max<size_t>(2, w.size() / 3) + 1;

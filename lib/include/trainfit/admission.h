@@ -29,8 +29,9 @@ constexpr int64_t kMaxJobGpus = int64_t{1} << 20;
 // ("gres:gpu:2,gres:gpu:1" adds up). Non-GPU entries are kept for rewriting.
 struct TresList {
   int64_t gpus = 0;
-  std::vector<std::string> gpu_types;  // distinct types as written, in order ("" never stored)
+  std::vector<std::string> gpu_types;  // distinct types as written (case kept), in order
   bool untyped = false;                // some GPU entry has no type
+  bool gpu_shares = false;             // shard or mps entries: a share of a GPU
   std::vector<std::string> others;     // entries that are not GPUs, verbatim
 };
 TRAINFIT_API Result<TresList> parse_tres(const std::string& text);
@@ -44,6 +45,7 @@ struct GpuTotal {
   int64_t gpus = 0;
   std::vector<std::string> types;  // as written; more than one = mixed types
   bool untyped = false;
+  bool gpu_shares = false;         // asks for shares of GPUs (shard, mps)
   const char* source = "";         // which field carried the request: "tres_per_job", ...
   std::string written;             // the request as the user wrote it: "--gpus=h100:8"
 };
@@ -123,6 +125,9 @@ struct Policy {
   PartitionPolicy defaults;
   std::map<std::string, PartitionPolicy> partitions;  // overrides, by partition name
   std::map<std::string, std::string> gpu_aliases;     // site GRES type -> catalog name (lower case)
+  // The partition slurmctld's default is (job_submit sees no partition for it), so that
+  // partition.NAME keys apply to its jobs too; "" = the top-level keys.
+  std::string default_partition;
   std::string audit_log = "/var/log/slurm/trainfit-audit.jsonl";
   bool fail_open = true;  // on_error = open | closed
   const PartitionPolicy& for_partition(const std::string& partition) const;
@@ -225,6 +230,9 @@ struct AuditRecord {
 };
 // One JSON line; user strings capped at kMaxAuditField bytes with a visible marker.
 constexpr size_t kMaxAuditField = 1024;
+// At most `most` bytes of text (cut at a UTF-8 character) and "…[truncated N bytes]",
+// N counted from total (the text's full length when only a prefix is passed).
+TRAINFIT_API std::string truncated(const std::string& text, size_t most, size_t total = 0);
 TRAINFIT_API std::string audit_json(const AuditRecord& record);
 
 // "79.65": fixed decimals without printf (audit lines and stamps are on the hot path).

@@ -12,6 +12,14 @@ namespace trainfit::admission {
 namespace {
 
 constexpr const char* kSpankPrefix = "_SLURM_SPANK_OPTION_trainfit_";
+// Bounds on what a user may hand slurmctld: parsing and messages stay cheap.
+constexpr size_t kMaxKey = 64, kMaxValue = 1024, kMaxComment = 8192;
+
+// A value as messages show it: long ones cut ("abc…[5000 bytes]").
+std::string shown(const std::string& value) {
+  if (value.size() <= 80) return value;
+  return value.substr(0, 64) + "…[" + std::to_string(value.size()) + " bytes]";
+}
 constexpr const char* kGeometryVariable = "TRAINFIT_GEOMETRY";
 
 std::string mangle(std::string name) {  // Slurm replaces non-alphanumerics with '_'
@@ -60,6 +68,11 @@ class Builder {
 
   Result<bool> set(const std::string& raw_key, const std::string& value, bool in_spec) {
     const std::string key = strip_option_prefix(raw_key);
+    if (key.size() > kMaxKey || value.size() > kMaxValue) {
+      return make_error(ErrorCode::kInvalidValue, shown(key),
+                        spelled(shown(key), shown(value), face_, in_spec) + " is too long; accepted: keys up to " +
+                            std::to_string(kMaxKey) + " bytes, values up to " + std::to_string(kMaxValue));
+    }
     const OptionSpec* option = in_spec ? nullptr : named_option(key);
     const std::string field_key = option != nullptr ? option->field : key;
     const FieldSpec* field = find_field(field_key);
@@ -79,7 +92,7 @@ class Builder {
     if (!ok) {
       const std::string how = spelled(key, value, face_, in_spec);
       Error e = ok.error();
-      e.message = how.substr(0, how.size() - value.size()) + "'" + value + "' is not valid; accepted: " + field->accepted;
+      e.message = how.substr(0, how.size() - value.size()) + "'" + shown(value) + "' is not valid; accepted: " + field->accepted;
       return e;
     }
     return true;
@@ -157,6 +170,11 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
   for (const std::string& entry : env) {
     const size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
+    const bool ours = entry.compare(0, prefix, kSpankPrefix) == 0 || entry.compare(0, eq, kGeometryVariable) == 0;
+    if (ours && entry.size() > kMaxComment) {
+      return make_error(ErrorCode::kInvalidValue, "spank", "an --llm option of " + std::to_string(entry.size()) +
+                                                               " bytes; accepted: at most " + std::to_string(kMaxComment));
+    }
     if (entry.compare(0, eq, kGeometryVariable) == 0) {
       out->found = true;
       Result<bool> set = apply_key_values(out->request, entry.substr(eq + 1), ',');  // geometry first: options override it
@@ -180,10 +198,15 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
 }
 
 Result<bool> annotation_from_comment(const std::string& comment, Annotation* out) {
-  const std::string text = trim(comment);
-  out->found = lower(text.substr(0, 9)) == "trainfit:";
+  out->found = comment.size() >= 9 && lower(trim(comment.substr(0, std::min<size_t>(comment.size(), 64)))).rfind("trainfit:", 0) == 0;
   out->face = Face::kComment;
   if (!out->found) return true;
+  if (comment.size() > kMaxComment) {
+    return make_error(ErrorCode::kInvalidValue, "comment",
+                      "the trainfit comment is " + std::to_string(comment.size()) + " bytes; accepted: at most " +
+                          std::to_string(kMaxComment));
+  }
+  const std::string text = trim(comment);
   std::string body = text.substr(9);
   for (char& c : body) if (c == '\t' || c == '\n' || c == '\r') c = ' ';
   Builder builder(&out->request, Face::kComment);

@@ -1,6 +1,7 @@
 // The audit record: one JSON line per decision, written by hand (this runs for every
 // job submission; a JSON tree costs more than the decision). User strings are capped
 // at kMaxAuditField bytes with a visible marker; invalid UTF-8 is replaced.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -14,7 +15,8 @@ namespace {
 class Line {
  public:
   Line() { out_.reserve(768); }
-  Line& text(const char* key, const std::string& value, size_t cap = kMaxAuditField) {
+  // The cap leaves room for the marker of fields already cut when the record was built.
+  Line& text(const char* key, const std::string& value, size_t cap = kMaxAuditField + 64) {
     field(key);
     append_json_string(out_, value, cap);
     return *this;
@@ -61,6 +63,14 @@ std::string utc(int64_t seconds) {
 
 }  // namespace
 
+std::string truncated(const std::string& text, size_t most, size_t total) {
+  total = std::max(total, text.size());
+  if (total <= most) return text;
+  size_t cut = std::min(most, text.size());
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a character
+  return text.substr(0, cut) + "…[truncated " + std::to_string(total - cut) + " bytes]";
+}
+
 void append_fixed(std::string& out, double value, int decimals) {
   if (!std::isfinite(value)) value = 0;
   int64_t scale = 1;
@@ -102,7 +112,7 @@ std::string audit_json(const AuditRecord& r) {
       .text("reason", to_string(d.reason))
       .count_or_null("min_gpus_to_fit", d.min_gpus)
       .count_or_null("resized_to", d.resized_to)
-      .text("message", d.message, 4 * kMaxAuditField);
+      .text("message", d.message, 4 * kMaxAuditField + 64);
   return line.done();
 }
 

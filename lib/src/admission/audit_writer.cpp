@@ -1,10 +1,19 @@
 #include "trainfit/admission/audit_writer.h"
 
+#include <pthread.h>
+
 #include <chrono>
+#include <csignal>
 
 namespace trainfit::admission {
 
-AuditWriter::AuditWriter(Report report, size_t max_queued) : report_(std::move(report)), max_queued_(max_queued) {}
+AuditWriter::AuditWriter(Report report, size_t max_queued, UserName user_name, size_t max_bytes)
+    : report_(std::move(report)), max_queued_(max_queued), user_name_(std::move(user_name)), max_bytes_(max_bytes) {}
+
+size_t AuditWriter::size_of(const AuditRecord& r) {
+  return sizeof(AuditRecord) + r.user.size() + r.account.size() + r.partition.size() + r.qos.size() +
+         r.job_name.size() + r.gpu_request.size() + r.decision.message.size() + 256;
+}
 
 AuditWriter::~AuditWriter() { stop(); }
 
@@ -19,11 +28,13 @@ bool AuditWriter::submit(AuditRecord record, const std::string& path) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (queue_.size() >= max_queued_) {
+    const size_t bytes = size_of(record);
+    if (queue_.size() >= max_queued_ || queued_bytes_ + bytes > max_bytes_) {
       ++dropped_;
       return false;
     }
-    queue_.push_back(Item{std::move(record), path});
+    queued_bytes_ += bytes;
+    queue_.push_back(Item{std::move(record), path, bytes});
     wake = waiting_;  // a busy writer takes the record with its next batch: no syscall here
     waiting_ = false;
   }
@@ -52,6 +63,12 @@ int64_t AuditWriter::dropped() const {
 }
 
 void AuditWriter::run() {
+  // A file size limit (ulimit -f) must end in EFBIG for this thread, not in SIGXFSZ
+  // killing slurmctld: the signal goes to the writing thread, which blocks it.
+  sigset_t xfsz;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, nullptr);
   // While records keep coming the writer looks for them every 2 ms, so a submission
   // never pays for waking it (a futex call); after 100 ms without any it sleeps until
   // the next submission wakes it.
@@ -74,9 +91,15 @@ void AuditWriter::run() {
     if (queue_.empty() && stopping_) break;
     std::deque<Item> batch;
     batch.swap(queue_);
+    queued_bytes_ = 0;
     busy_ = true;
     lock.unlock();
-    write(batch);  // formatting and I/O outside the lock: submit() never waits for the disk
+    try {
+      write(batch);  // formatting and I/O outside the lock: submit() never waits for the disk
+    } catch (...) {  // bad_alloc: this batch is lost, never slurmctld
+      std::lock_guard<std::mutex> relock(mutex_);
+      dropped_ += static_cast<int64_t>(batch.size());
+    }
     lock.lock();
     busy_ = false;
     if (queue_.empty()) idle_.notify_all();
@@ -85,10 +108,11 @@ void AuditWriter::run() {
 }
 
 // One write per batch and audit-log path: the records of a batch land together or not at all.
-void AuditWriter::write(const std::deque<Item>& batch) {
+void AuditWriter::write(std::deque<Item>& batch) {
   std::string lines;
   int64_t records = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i].record.user.empty() && user_name_) batch[i].record.user = user_name_(batch[i].record.uid);
     lines += (records > 0 ? "\n" : "") + audit_json(batch[i].record);
     ++records;
     const bool last_for_path = i + 1 == batch.size() || batch[i + 1].path != batch[i].path;
@@ -103,18 +127,24 @@ void AuditWriter::write_lines(const std::string& path, const std::string& lines,
   std::string problem;
   if (!log_.is_open() || log_.path() != path) problem = log_.open(path);
   if (problem.empty()) problem = log_.append_lines(lines);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!problem.empty()) {
-    if (failing_since_ == 0) {
-      report_(true, "audit log: " + problem +
-                        " (records are dropped, never half-written, until it can be written again; admission goes on)");
+  std::string report;
+  bool error = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!problem.empty()) {
+      if (failing_since_ == 0) {
+        error = true;
+        report = "audit log: " + problem +
+                 " (records are dropped, never half-written, until it can be written again; admission goes on)";
+      }
+      failing_since_ += records;
+      dropped_ += records;
+    } else if (failing_since_ > 0) {
+      report = "audit log " + path + " writable again; " + std::to_string(failing_since_) + " records were dropped";
+      failing_since_ = 0;
     }
-    failing_since_ += records;
-    dropped_ += records;
-  } else if (failing_since_ > 0) {
-    report_(false, "audit log " + path + " writable again; " + std::to_string(failing_since_) + " records were dropped");
-    failing_since_ = 0;
   }
+  if (!report.empty()) report_(error, report);  // slurmctld's log may be slow: not under the lock
 }
 
 }  // namespace trainfit::admission

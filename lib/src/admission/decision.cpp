@@ -7,7 +7,9 @@
 // one of those partitions resizes and the resized job then fits in all of them;
 // otherwise it is rejected unless every partition where it does not fit only warns.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "../text.h"
 #include "internal.h"
@@ -87,8 +89,10 @@ Evaluation evaluate(const Policy& policy, const std::string& partition, const Jo
   r.resolved = std::move(resolved).value();
   const Config& c = r.resolved.config;
   r.breakdown = estimate(c);
-  if (!r.breakdown.fits || job.annotation.check) r.min_gpus = min_gpus_to_fit(c, r.breakdown);
-  r.global_batch = c.micro_batch * c.num_microbatches * c.data_parallel();
+  if (!r.breakdown.fits || e.no_gpus || job.annotation.check) r.min_gpus = min_gpus_to_fit(c, r.breakdown);
+  const double batch = static_cast<double>(c.micro_batch) * static_cast<double>(c.num_microbatches) *
+                      static_cast<double>(c.data_parallel());
+  r.global_batch = batch < 9e18 ? static_cast<int64_t>(batch) : INT64_MAX;
   return e;
 }
 
@@ -178,6 +182,13 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
   if (target > limit) return refuse(oom + "; more than this partition's resize limit of " + std::to_string(limit) + " GPUs");
   if (gpus.types.size() > 1) return refuse(oom + "; a job mixing GPU types is not resized");
   const ResizePlan plan = plan_resize(job.fields, gpus, target, per_node);
+  if (plan.granted > limit) {  // rounding up to whole nodes or tasks went past the limit
+    return refuse(oom + "; laid out in whole nodes/tasks it needs " + std::to_string(plan.granted) +
+                  " GPUs, more than this partition's resize limit of " + std::to_string(limit));
+  }
+  if (plan.tasks >= int64_t{UINT32_MAX} - 2 || plan.nodes >= int64_t{UINT32_MAX} - 2) {
+    return refuse(oom + "; the resized task or node count is out of Slurm's range");
+  }
   std::vector<Evaluation> after;
   for (const std::string& p : parts) {
     after.push_back(evaluate(policy, p, job, gpus, plan.granted));
@@ -274,7 +285,7 @@ Decision decide(const Policy& policy, const Job& job) {
     return refuse(Verdict::kReject, Reason::kGpuRequest, "trainfit: " + gpus.error().message);
   }
   if (!job.annotation.found) {
-    if (!requires || gpus->gpus == 0) return Decision{};  // a CPU job is not an LLM training job
+    if (!requires || (gpus->gpus == 0 && !gpus->gpu_shares)) return Decision{};  // a CPU job is not an LLM training job
     return refuse(Verdict::kReject, Reason::kAnnotationRequired,
                   "trainfit: partition " + requiring +
                       " requires an LLM training annotation for GPU jobs: add --llm-model=NAME (and --llm-seq, "

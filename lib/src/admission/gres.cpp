@@ -78,7 +78,7 @@ Result<std::pair<std::string, int64_t>> gpu_entry(std::string_view entry, std::s
   }
   const int64_t n = number(count);
   if (n > kMaxJobGpus) return tres_error(std::string(entry), too_many(n));
-  return std::make_pair(lower(std::string(type)), n);
+  return std::make_pair(std::string(type), n);  // as written: a resize writes it back for Slurm
 }
 
 }  // namespace
@@ -95,6 +95,8 @@ Result<TresList> parse_tres(const std::string& text) {
     if (body.size() > 5 && (body.substr(0, 5) == "gres:" || body.substr(0, 5) == "gres/")) body.remove_prefix(5);
     const size_t name_end = std::min(body.find_first_of(":="), body.size());
     if (!equals_lower(body.substr(0, name_end), "gpu")) {
+      // Shares of a GPU are GPU jobs too (for require_annotation), though they count no GPUs.
+      out.gpu_shares |= equals_lower(body.substr(0, name_end), "shard") || equals_lower(body.substr(0, name_end), "mps");
       out.others.emplace_back(entry);
       continue;
     }
@@ -110,7 +112,10 @@ Result<TresList> parse_tres(const std::string& text) {
 }
 
 Result<GpuTotal> total_gpus(const JobGpuFields& f) {
-  const int64_t nodes = std::max<int64_t>(1, f.nodes);
+  // -n 32 --ntasks-per-node=8 without -N runs on 4 nodes; -N 4 --ntasks-per-node=8 runs 32 tasks.
+  const int64_t nodes = std::max<int64_t>(
+      {int64_t{1}, f.nodes, f.tasks_per_node > 0 ? (f.tasks + f.tasks_per_node - 1) / f.tasks_per_node : 0});
+  const int64_t tasks = std::max<int64_t>({int64_t{1}, f.tasks, f.tasks_per_node > 0 ? capped_product(f.nodes, f.tasks_per_node) : 0});
   struct Source {
     const std::string& text;
     int64_t multiplier;
@@ -120,7 +125,7 @@ Result<GpuTotal> total_gpus(const JobGpuFields& f) {
   // --gpus wins; otherwise per node x nodes, per task x tasks, per socket x sockets x nodes.
   const Source sources[] = {{f.per_job, 1, "tres_per_job", "--gpus"},
                             {f.per_node, nodes, "tres_per_node", "--gpus-per-node"},
-                            {f.per_task, std::max<int64_t>(1, f.tasks), "tres_per_task", "--gpus-per-task"},
+                            {f.per_task, tasks, "tres_per_task", "--gpus-per-task"},
                             {f.per_socket, capped_product(std::max<int64_t>(1, f.sockets_per_node), nodes),
                              "tres_per_socket", "--gpus-per-socket"}};
   GpuTotal total;
@@ -128,10 +133,12 @@ Result<GpuTotal> total_gpus(const JobGpuFields& f) {
     if (s.text.empty()) continue;
     Result<TresList> list = parse_tres(s.text);
     if (!list) return list.error();
+    total.gpu_shares |= list->gpu_shares;
     if (list->gpus == 0) continue;
     total.gpus = capped_product(list->gpus, s.multiplier);
     total.types = list->gpu_types;
     total.untyped = list->untyped;
+    total.gpu_shares |= list->gpu_shares;
     total.source = s.field;
     total.written = std::string(s.option) + "=" + s.text;
     if (total.gpus > kMaxJobGpus) {
@@ -197,9 +204,15 @@ bool apply_srun_options(const std::vector<std::string>& options, JobGpuFields* f
     const size_t eq = arg.find('=');
     if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
       name = arg.substr(0, eq), value = arg.substr(eq + 1), has_value = true;
-    } else if (arg[1] != '-' && arg.size() > 2) {  // "-G2", "-n4": a short option with its value attached
-      name = arg.substr(0, 2), value = arg.substr(2), has_value = takes_value(name);
-      if (!has_value) continue;  // a cluster of flags ("-lK")
+    } else if (arg[1] != '-' && arg.size() > 2) {
+      // A cluster of short options ("-lG8", "-vG", "-n4"): flags until one that takes a
+      // value, which is the rest of the word or else the next word (getopt's rule).
+      size_t at = 1;
+      while (at < arg.size() && !takes_value(std::string("-") + arg[at])) ++at;
+      if (at == arg.size()) continue;  // flags only
+      name = std::string("-") + arg[at];
+      value = arg.substr(at + 1);
+      has_value = !value.empty();
     }
     if (!has_value) {
       // srun's valued options take the next word; so do other plugins' options (every

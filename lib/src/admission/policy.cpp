@@ -96,7 +96,7 @@ const char* to_string(Action action) {
 }
 
 const PartitionPolicy& Policy::for_partition(const std::string& partition) const {
-  auto it = partitions.find(partition);
+  auto it = partitions.find(partition.empty() ? default_partition : partition);
   return it == partitions.end() ? defaults : it->second;
 }
 
@@ -128,6 +128,10 @@ Result<Policy> parse_policy(const std::string& text) {
       policy.fail_open = lower(value) == "open";
       continue;
     }
+    if (key == "default_partition") {
+      policy.default_partition = value;
+      continue;
+    }
     if (key.rfind("gpu_alias.", 0) == 0) {
       const std::string site_name = key.substr(10);
       Result<const GpuSpec*> gpu = find_gpu(value);
@@ -150,13 +154,13 @@ Result<Policy> parse_policy(const std::string& text) {
       if (!problem.empty()) return conf_error(number, problem);
     }
     if (!known) {
-      std::vector<std::string> names = {"audit_log", "on_error"};
+      std::vector<std::string> names = {"audit_log", "on_error", "default_partition"};
       for (const auto& entry : partition_keys()) names.push_back(entry.first);
       const std::string hint = did_you_mean(key, names);
       return conf_error(number, "unknown key '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                                     "; known: action, resize_max_gpus, headroom, default_gpu, gpus_per_node, "
                                     "require_annotation, exempt_users, exempt_accounts, exempt_qos, audit_log, "
-                                    "on_error, gpu_alias.NAME, partition.NAME.KEY");
+                                    "on_error, default_partition, gpu_alias.NAME, partition.NAME.KEY");
     }
   }
   for (const auto& [line, partition, key, value] : overrides) {

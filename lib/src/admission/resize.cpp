@@ -43,12 +43,16 @@ ResizePlan plan_resize(const JobGpuFields& f, const GpuTotal& gpus, int64_t targ
   const std::string source = gpus.source;
   const std::string type = type_of(gpus);
   if (source == "tres_per_node") {
-    const bool one_node = f.nodes <= 1 && target <= per_node;
-    const int64_t on_each = one_node ? target : per_node;
-    plan.nodes = one_node ? 1 : ceil_div(target, per_node);
+    // Never fewer nodes than asked; GPUs spread evenly, at most per_node on each.
+    plan.nodes = std::max<int64_t>(std::max<int64_t>(1, f.nodes), ceil_div(target, per_node));
+    const int64_t on_each = ceil_div(target, plan.nodes);
     plan.granted = plan.nodes * on_each;
     plan.tres_per_node = rewrite_tres(others_of(f.per_node), type, on_each);
     keep_task_tie(f, gpus.gpus, &plan);
+    if (f.tasks_per_node > 0 && plan.tasks > 0 && ceil_div(plan.tasks, f.tasks_per_node) > plan.nodes) {
+      plan.nodes = ceil_div(plan.tasks, f.tasks_per_node);  // --ntasks-per-node holds: more nodes, more GPUs
+      plan.granted = plan.nodes * on_each;
+    }
   } else if (source == "tres_per_task") {
     const int64_t each = std::max<int64_t>(1, parse_tres(f.per_task) ? parse_tres(f.per_task)->gpus : 1);
     plan.tasks = ceil_div(target, each);
@@ -64,6 +68,10 @@ ResizePlan plan_resize(const JobGpuFields& f, const GpuTotal& gpus, int64_t targ
     plan.clear_tres_per_socket = source == "tres_per_socket";
     if (target > per_node && ceil_div(target, per_node) > f.nodes) plan.nodes = ceil_div(target, per_node);
     keep_task_tie(f, gpus.gpus, &plan);
+    const int64_t nodes_now = plan.nodes > 0 ? plan.nodes : f.nodes;
+    if (f.tasks_per_node > 0 && plan.tasks > 0 && ceil_div(plan.tasks, f.tasks_per_node) > nodes_now) {
+      plan.nodes = ceil_div(plan.tasks, f.tasks_per_node);  // --ntasks-per-node holds
+    }
     if (plan.clear_tres_per_socket) {
       plan.tasks_note += std::string(plan.tasks_note.empty() ? "" : "; ") + "the per-socket GPU request became --gpus=" +
                          (type.empty() ? "" : type + ":") + std::to_string(target);

@@ -25,7 +25,11 @@ class TRAINFIT_API AuditWriter {
   // report: called from the writer thread with one line for slurmctld's log when
   // writing starts failing ("records are dropped") and when it works again.
   using Report = std::function<void(bool error, const std::string& line)>;
-  explicit AuditWriter(Report report, size_t max_queued = 65536);
+  // user_name: fills AuditRecord::user from its uid on the writer thread (a passwd/NSS
+  // lookup may be slow: never in job_submit). max_bytes bounds the queue's memory.
+  using UserName = std::function<std::string(uint32_t uid)>;
+  explicit AuditWriter(Report report, size_t max_queued = 65536, UserName user_name = nullptr,
+                       size_t max_bytes = 64u << 20);
   ~AuditWriter();
   AuditWriter(const AuditWriter&) = delete;
   AuditWriter& operator=(const AuditWriter&) = delete;
@@ -43,13 +47,18 @@ class TRAINFIT_API AuditWriter {
   struct Item {
     AuditRecord record;
     std::string path;
+    size_t bytes;
   };
   void run();
-  void write(const std::deque<Item>& batch);
+  void write(std::deque<Item>& batch);
   void write_lines(const std::string& path, const std::string& lines, int64_t records);
+
+  static size_t size_of(const AuditRecord& record);
 
   Report report_;
   size_t max_queued_;
+  UserName user_name_;
+  size_t max_bytes_, queued_bytes_ = 0;
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<Item> queue_;
