@@ -53,11 +53,13 @@ cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log";
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-nospank.conf"
 chmod -R a+rX "$dir"
 nospank() { SLURM_CONF=$dir/slurm-nospank.conf "$@"; }
-audit_lines() { [[ -f $dir/audit.jsonl ]] && wc -l < "$dir/audit.jsonl" || echo 0; }
+# The plugin's writer thread appends a decision's line within a few ms: let it settle.
+settle() { sleep 0.3; }
+audit_lines() { settle; [[ -f $dir/audit.jsonl ]] && wc -l < "$dir/audit.jsonl" || echo 0; }
 job_count() { squeue -h -a -o %i | wc -l; }
 field() { scontrol show job -o "$2" 2>/dev/null | grep -o "\b$1=[^ ]*" | head -1 | cut -d= -f2-; }
 count_of() { local text=${1##*:}; echo "${text##*=}"; }  # "gres:gpu:h100:24" -> 24
-last_audit() { tail -1 "$dir/audit.jsonl"; }
+last_audit() { settle; tail -1 "$dir/audit.jsonl"; }
 json() { /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d$2)" "$1"; }
 big=(--llm-model=llama3-70b --llm-seq=8192 --llm-zero=3 --llm-recompute=full)
 min64=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
@@ -218,7 +220,7 @@ out=$(as_user sbatch -H --parsable -J llm-train --gpus=h100:8 --llm-model=llama3
 job=$(tail -1 <<<"$out")
 stamp=$(field AdminComment "$job")
 id_on_job=$(grep -o 'decision [^ ;]*' <<<"$(scontrol show job "$job" | grep AdminComment)" | awk '{print $2}')
-rec=$(grep "\"decision_id\":\"$id_on_job\"" "$dir/audit.jsonl")
+settle; rec=$(grep "\"decision_id\":\"$id_on_job\"" "$dir/audit.jsonl")
 if [[ $rc -eq 0 && $stamp == trainfit* && -n $id_on_job && $(json "$rec" "['user']") == "$user" &&
       $(json "$rec" "['job_name']") == llm-train && $(json "$rec" "['gpu_request']") == *"gres:gpu:h100:8"* ]]; then
   ok "an ordinary user's job carries the verdict in AdminComment; its decision id finds the audit line"
