@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -458,6 +459,41 @@ TEST(AuditWriter, ReportsFailureOnceAndRecovery) {
   EXPECT_EQ(lines_of(missing).size(), 1u);
   unlink(missing.c_str());
   rmdir((std::string(dir) + "/not-yet").c_str());
+  rmdir(dir);
+}
+
+}  // namespace
+}  // namespace trainfit::admission
+
+namespace trainfit::admission {
+namespace {
+
+// ulimit -f on slurmctld must end in a dropped record, not in SIGXFSZ killing it: the
+// writer thread blocks the signal. Run in a child process with the default disposition.
+TEST(AuditWriter, AFileSizeLimitDoesNotKillTheProcess) {
+  char dir[] = "/tmp/trainfit-writer-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/audit.jsonl";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_DFL);
+    struct rlimit limit = {4096, 4096};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    int errors = 0;
+    AuditWriter writer([&](bool error, const std::string&) { errors += error ? 1 : 0; });
+    writer.start();
+    for (int i = 0; i < 200; ++i) writer.submit(numbered(i), path);
+    writer.stop();
+    _exit(errors > 0 && writer.dropped() > 0 ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (WIFEXITED(status)) {
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  unlink(path.c_str());
   rmdir(dir);
 }
 
