@@ -96,12 +96,13 @@ std::string capped(const char* text) {
   return truncated(std::string(text, std::min(length, kMaxAuditField + 4)), kMaxAuditField, length);
 }
 
-void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, const Job& job, const Decision& decision,
-           const std::string& id, const std::string& audit_path) {
+// Takes the job and decision over: their strings move into the queued record.
+void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, Job&& job, Decision&& decision, std::string&& id,
+           std::shared_ptr<const std::string> audit_path) {
   AuditRecord r;
   r.event = event;
   r.time = static_cast<int64_t>(std::time(nullptr));
-  r.decision_id = id;
+  r.decision_id = std::move(id);
   r.job_id = job_id_of(d);
   r.uid = d->user_id != NO_VAL ? d->user_id : uid;  // the writer thread looks the name up
   r.account = capped(job.account);
@@ -109,10 +110,10 @@ void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, const Job& 
   r.qos = capped(job.qos);
   r.job_name = capped(d->name);
   r.gpu_request = capped(gpu_request_as_written(d));
-  r.annotation = job.annotation.request;
-  r.decision = decision;
+  r.annotation = std::move(job.annotation.request);
+  r.decision = std::move(decision);
   r.decision.message = truncated(r.decision.message, 4 * kMaxAuditField);
-  if (g_audit != nullptr) g_audit->submit(std::move(r), audit_path);
+  if (g_audit != nullptr) g_audit->submit(std::move(r), std::move(audit_path));
 }
 
 // Each class of refusal has its own Slurm error code, so that the last line sbatch
@@ -136,21 +137,23 @@ void tell_user(char** err_msg, const std::string& message) {
   if (err_msg != nullptr && !message.empty()) *err_msg = slurm_xstrdup(printable(message).c_str());
 }
 
-int finish(const char* event, job_desc_msg_t* d, uint32_t uid, const Job& job, const Decision& decision,
-           const LoadedPolicy& loaded, char** err_msg) {
+// Tells the user and Slurm, then hands the job and decision to the audit log.
+int finish(const char* event, job_desc_msg_t* d, uint32_t uid, Job&& job, Decision&& decision,
+           const std::shared_ptr<const LoadedPolicy>& loaded, char** err_msg) {
   const bool audited = decision.verdict != Verdict::kPass || decision.unchecked || (decision.exempt && job.annotation.found);
   if (!audited) return SLURM_SUCCESS;
-  const std::string id = next_decision_id();
-  audit(event, d, uid, job, decision, id, loaded.policy.audit_log);
-  const bool submit = std::string(event) == "submit";
+  std::string id = next_decision_id();
+  const bool submit = std::strcmp(event, "submit") == 0;
   if (!submit && !decision.message.empty()) {
     slurm_info("job_submit/trainfit: %s update by uid %u: %s", to_string(decision.verdict), uid,
                printable(decision.message).c_str());
   }
+  int rc = SLURM_SUCCESS;
   switch (decision.verdict) {
     case Verdict::kReject:
       tell_user(err_msg, decision.message);
-      return error_code(decision.reason);
+      rc = error_code(decision.reason);
+      break;
     case Verdict::kResize:
       apply_resize(d, decision);
       [[fallthrough]];
@@ -158,27 +161,32 @@ int finish(const char* event, job_desc_msg_t* d, uint32_t uid, const Job& job, c
     case Verdict::kWarn:
       if (submit) stamp_admin_comment(d, decision, id);
       tell_user(err_msg, decision.message);
-      return SLURM_SUCCESS;
+      break;
     case Verdict::kPass: break;
   }
-  return SLURM_SUCCESS;
+  // The path is shared with the policy that holds it (no copy per record).
+  std::shared_ptr<const std::string> path(loaded, &loaded->policy.audit_log);
+  audit(event, d, uid, std::move(job), std::move(decision), std::move(id), std::move(path));
+  return rc;
 }
 
 int check_submit(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   if (g_broken || g_store == nullptr) return SLURM_SUCCESS;
   const std::shared_ptr<const LoadedPolicy> loaded = g_store->current();
   if (loaded->admit_all) return SLURM_SUCCESS;
-  const Job job = job_from_submission(d, uid);
+  Job job = job_from_submission(d, uid);
   if (g_fail_decisions) throw std::runtime_error("TRAINFIT_FAIL_DECISIONS is set (a test hook)");
-  return finish("submit", d, uid, job, decide(loaded->policy, job), *loaded, err_msg);
+  Decision decision = decide(loaded->policy, job);
+  return finish("submit", d, uid, std::move(job), std::move(decision), loaded, err_msg);
 }
 
 int check_update(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   if (g_broken || g_store == nullptr) return SLURM_SUCCESS;
   const std::shared_ptr<const LoadedPolicy> loaded = g_store->current();
   if (loaded->admit_all) return SLURM_SUCCESS;
-  const Update update = update_from(d, uid);
-  return finish("modify", d, uid, update.job, decide_update(loaded->policy, update), *loaded, err_msg);
+  Update update = update_from(d, uid);
+  Decision decision = decide_update(loaded->policy, update);
+  return finish("modify", d, uid, std::move(update.job), std::move(decision), loaded, err_msg);
 }
 
 bool fail_open() {

@@ -4,6 +4,7 @@
 // with different values is an error naming both spellings (--llm-zero=3 and
 // --llm-spec=zero_stage=0); the HF geometry comes first and options override it.
 #include <cctype>
+#include <string_view>
 
 #include "../text.h"
 #include "trainfit/admission.h"
@@ -28,7 +29,7 @@ std::string mangle(std::string name) {  // Slurm replaces non-alphanumerics with
 }
 
 // "llm_micro_batch" -> the option "micro-batch" (names mangled once).
-const OptionSpec* option_from_env_name(const std::string& name) {
+const OptionSpec* option_from_env_name(std::string_view name) {
   static const std::vector<std::pair<std::string, const OptionSpec*>> mangled = [] {
     std::vector<std::pair<std::string, const OptionSpec*>> out;
     for (const OptionSpec& o : llm_options()) out.emplace_back(mangle(std::string("llm-") + o.option), &o);
@@ -40,10 +41,11 @@ const OptionSpec* option_from_env_name(const std::string& name) {
   return nullptr;
 }
 
-std::string strip_option_prefix(std::string key) {
-  while (!key.empty() && key[0] == '-') key.erase(0, 1);
-  if (key.rfind("llm-", 0) == 0) key = key.substr(4);
-  return key;
+std::string strip_option_prefix(const std::string& key) {
+  size_t start = key.find_first_not_of('-');
+  if (start == std::string::npos) return std::string();
+  if (key.compare(start, 4, "llm-") == 0) start += 4;
+  return key.substr(start);
 }
 
 const OptionSpec* named_option(const std::string& key) {
@@ -81,9 +83,10 @@ class Builder {
       e.message = spelled(key, value, face_, in_spec) + ": " + e.message;
       return e;
     }
-    auto [it, first] = seen_.emplace(field->name, Seen{key, value, in_spec});
-    if (!first && !same_value(field_key, it->second.value, value)) {
-      const Seen& before = it->second;
+    const Seen* earlier = seen(field->name);
+    if (earlier == nullptr) seen_.push_back(Seen{field->name, key, value, in_spec});
+    if (earlier != nullptr && !same_value(field_key, earlier->value, value)) {
+      const Seen& before = *earlier;
       return make_error(ErrorCode::kInconsistent, field->name,
                         spelled(before.key, before.value, face_, before.in_spec) + " and " +
                             spelled(key, value, face_, in_spec) + " disagree; give " + field->name + " once");
@@ -122,9 +125,16 @@ class Builder {
 
  private:
   struct Seen {
+    const char* field;  // FieldSpec::name, a static string
     std::string key, value;
     bool in_spec;
   };
+  const Seen* seen(const char* field) const {
+    for (const Seen& s : seen_) {
+      if (s.field == field) return &s;
+    }
+    return nullptr;
+  }
 
   // Two spellings of one value ("true" and "1") are the same value.
   static bool same_value(const std::string& field, const std::string& a, const std::string& b) {
@@ -136,7 +146,7 @@ class Builder {
 
   Request* request_;
   Face face_;
-  std::map<std::string, Seen> seen_;  // field -> how it was first given
+  std::vector<Seen> seen_;  // how each field was first given (a handful: a linear search)
 };
 
 bool is_check(const std::string& key) { return strip_option_prefix(key) == "check"; }
@@ -180,11 +190,10 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
       Result<bool> set = apply_key_values(out->request, entry.substr(eq + 1), ',');  // geometry first: options override it
       if (!set) return set.error();
     } else if (entry.compare(0, prefix, kSpankPrefix) == 0 && eq > prefix) {
-      const std::string value = entry.substr(eq + 1);
-      const OptionSpec* option = option_from_env_name(entry.substr(prefix, eq - prefix));
+      const OptionSpec* option = option_from_env_name(std::string_view(entry).substr(prefix, eq - prefix));
       if (option == nullptr) continue;
       out->found = true;
-      options.emplace_back(option, value);
+      options.emplace_back(option, entry.substr(eq + 1));
     }
   }
   Builder builder(&out->request, Face::kOptions);

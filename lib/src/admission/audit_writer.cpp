@@ -24,7 +24,11 @@ void AuditWriter::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-bool AuditWriter::submit(AuditRecord record, const std::string& path) {
+bool AuditWriter::submit(AuditRecord&& record, const std::string& path) {
+  return submit(std::move(record), std::make_shared<const std::string>(path));
+}
+
+bool AuditWriter::submit(AuditRecord&& record, std::shared_ptr<const std::string> path) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -34,7 +38,7 @@ bool AuditWriter::submit(AuditRecord record, const std::string& path) {
       return false;
     }
     queued_bytes_ += bytes;
-    queue_.push_back(Item{std::move(record), path, bytes});
+    queue_.push_back(Item{std::move(record), std::move(path), bytes});
     wake = waiting_;  // a busy writer takes the record with its next batch: no syscall here
     waiting_ = false;
   }
@@ -89,8 +93,9 @@ void AuditWriter::run() {
     idle_polls = 0;
     waiting_ = false;
     if (queue_.empty() && stopping_) break;
-    std::deque<Item> batch;
-    batch.swap(queue_);
+    std::vector<Item> batch;
+    batch.swap(spare_);
+    batch.swap(queue_);  // the queue goes on with the spare's capacity
     queued_bytes_ = 0;
     busy_ = true;
     lock.unlock();
@@ -100,7 +105,10 @@ void AuditWriter::run() {
       std::lock_guard<std::mutex> relock(mutex_);
       dropped_ += static_cast<int64_t>(batch.size());
     }
+    batch.clear();
     lock.lock();
+    constexpr size_t kKeptCapacity = 1024;  // a burst's memory is not kept for ever
+    if (spare_.capacity() < batch.capacity() && batch.capacity() <= kKeptCapacity) spare_.swap(batch);
     busy_ = false;
     if (queue_.empty()) idle_.notify_all();
   }
@@ -108,16 +116,16 @@ void AuditWriter::run() {
 }
 
 // One write per batch and audit-log path: the records of a batch land together or not at all.
-void AuditWriter::write(std::deque<Item>& batch) {
+void AuditWriter::write(std::vector<Item>& batch) {
   std::string lines;
   int64_t records = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (batch[i].record.user.empty() && user_name_) batch[i].record.user = user_name_(batch[i].record.uid);
     lines += (records > 0 ? "\n" : "") + audit_json(batch[i].record);
     ++records;
-    const bool last_for_path = i + 1 == batch.size() || batch[i + 1].path != batch[i].path;
+    const bool last_for_path = i + 1 == batch.size() || *batch[i + 1].path != *batch[i].path;
     if (!last_for_path && lines.size() < (1u << 20)) continue;
-    write_lines(batch[i].path, lines, records);
+    write_lines(*batch[i].path, lines, records);
     lines.clear();
     records = 0;
   }

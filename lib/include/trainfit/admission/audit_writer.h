@@ -8,11 +8,12 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "trainfit/admission.h"
 #include "trainfit/admission/audit_log.h"
@@ -36,7 +37,9 @@ class TRAINFIT_API AuditWriter {
 
   void start();
   // Queues one record for path; false when the queue is full (the record is counted as dropped).
-  bool submit(AuditRecord record, const std::string& path);
+  // The path is shared, not copied: a caller holding its policy passes an aliasing pointer.
+  bool submit(AuditRecord&& record, std::shared_ptr<const std::string> path);
+  bool submit(AuditRecord&& record, const std::string& path);
   // Writes everything queued, then ends the thread.
   void stop();
   // Blocks until every record queued so far is written or dropped (tests, benchmarks).
@@ -46,11 +49,11 @@ class TRAINFIT_API AuditWriter {
  private:
   struct Item {
     AuditRecord record;
-    std::string path;
+    std::shared_ptr<const std::string> path;
     size_t bytes;
   };
   void run();
-  void write(std::deque<Item>& batch);
+  void write(std::vector<Item>& batch);
   void write_lines(const std::string& path, const std::string& lines, int64_t records);
 
   static size_t size_of(const AuditRecord& record);
@@ -61,7 +64,9 @@ class TRAINFIT_API AuditWriter {
   size_t max_bytes_, queued_bytes_ = 0;
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;
-  std::deque<Item> queue_;
+  // Two vectors trade places: the writer takes the queue and hands back an empty one
+  // with its capacity, so a submission rarely allocates.
+  std::vector<Item> queue_, spare_;
   bool stopping_ = false, busy_ = false, waiting_ = false;
   int64_t dropped_ = 0, failing_since_ = 0;
   std::thread thread_;
