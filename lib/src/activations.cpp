@@ -78,16 +78,17 @@ double layer_bytes(const Config& c, Recompute mode) {
   const double A = act_bytes(c), Ain = gemm_input_bytes(c), R = residual_bytes(c);
   if (mode == Recompute::kFull) return R * T * h / r;  // only the layer input (Korthikanti: 2sbh, /t with SP)
 
-  const double d = h / static_cast<double>(g.heads);
+  const double d = static_cast<double>(g.head_size());
+  const double q = static_cast<double>(g.heads) * d;  // query width: h unless head_dim is set
   const double kv_native = std::ceil(static_cast<double>(g.kv_heads) / t) * d;  // K/V width on this rank
   // HF eager attention materializes K and V repeated to every query head (repeat_kv).
-  const double kv = (c.ops == Ops::kEager && c.attention == Attention::kEager) ? h / t : kv_native;
+  const double kv = (c.ops == Ops::kEager && c.attention == Attention::kEager) ? q / t : kv_native;
   const double mask = g.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
   // Replicated region (split by t only with sequence parallelism):
   // two norms, QKV input and MLP input (norm outputs), two dropout masks.
   double bytes = (2.0 * norm_bytes_per_token(c) + gemm_input_copies(c) * Ain * h + 2.0 * mask * h) * T / r;
   // TP region: Q (after RoPE), K and V, the output-projection input.
-  bytes += (A * h / t + A * kv + A * kv + Ain * h / t) * T;
+  bytes += (A * q / t + A * kv + A * kv + Ain * q / t) * T;
   // Flash attention keeps only the fp32 log-sum-exp per head (FlashAttention-2, arXiv 2307.08691).
   if (c.attention == Attention::kFlash) bytes += 4.0 * static_cast<double>(g.heads) / t * T;
   if (mode == Recompute::kNone) bytes += core_attention_bytes(c);  // selective drops exactly this
@@ -128,7 +129,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   }
   if (c.ops == Ops::kEager) {
     // RoPE's cos and sin tables, saved by q*cos and rotate_half(q)*sin, shared by all layers.
-    if (g.learned_positions == 0) a.embedding += 2.0 * A * static_cast<double>(c.seq_length / c.cp) * h / static_cast<double>(g.heads) * micro_batches;
+    if (g.learned_positions == 0) a.embedding += 2.0 * A * static_cast<double>(c.seq_length / c.cp) * static_cast<double>(g.head_size()) * micro_batches;
     // Checkpointed layers save their inputs, the causal mask among them.
     if (c.recompute == Recompute::kFull) a.embedding += attention_mask_bytes(c) * micro_batches;
   }

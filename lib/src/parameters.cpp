@@ -17,8 +17,9 @@ double norm_params(const Geometry& g) {
 // Attention linears of one layer; kv_heads_on_rank lets TP replicate KV heads when g < t.
 double attention_params(const Geometry& g, double q_heads, double kv_heads) {
   const double h = static_cast<double>(g.hidden);
-  const double d = h / static_cast<double>(g.heads);
+  const double d = static_cast<double>(g.head_size());  // head_dim may differ from h/a (Gemma, Mistral-NeMo)
   double params = 2.0 * h * q_heads * d + 2.0 * h * kv_heads * d;  // q, o and k, v
+  if (g.qk_norm) params += 2.0 * d;  // q_norm, k_norm weights (HF Qwen3Attention, Gemma3Attention)
   if (g.bias != Bias::kNone) params += q_heads * d + 2.0 * kv_heads * d;  // q/k/v biases
   if (g.bias == Bias::kAll) params += h;                                   // o bias
   return params;
@@ -42,7 +43,7 @@ ParamCounts count_parameters(const Geometry& g) {
   p.final_norm = norm_params(g);
   const bool moe = g.experts > 0;
   p.per_layer = attention_params(g, static_cast<double>(g.heads), static_cast<double>(g.kv_heads)) +
-                2.0 * norm_params(g) +
+                (g.sandwich_norm ? 4.0 : 2.0) * norm_params(g) +  // Gemma 2/3: pre and post norms
                 (moe ? h * static_cast<double>(g.experts) : mlp_params(g, static_cast<double>(g.ffn)));
   p.per_layer_experts = moe ? static_cast<double>(g.experts) * mlp_params(g, static_cast<double>(g.moe_ffn)) : 0.0;
   p.total = p.embedding + p.lm_head + p.final_norm +
@@ -65,7 +66,7 @@ StageParams stage_params(const Config& c, bool first, bool last) {
   const double attn = attention_params(g, static_cast<double>(g.heads) / t, kv_on_rank);
   const bool moe = g.experts > 0;
   const double mlp = moe ? 0.0 : mlp_params(g, static_cast<double>(g.ffn)) / t;
-  const double replicated = 2.0 * norm_params(g) + (moe ? h * static_cast<double>(g.experts) : 0.0);
+  const double replicated = (g.sandwich_norm ? 4.0 : 2.0) * norm_params(g) + (moe ? h * static_cast<double>(g.experts) : 0.0);
   const double experts_on_rank =
       moe ? static_cast<double>(g.experts) / static_cast<double>(c.ep) * mlp_params(g, static_cast<double>(g.moe_ffn)) / t
           : 0.0;

@@ -55,17 +55,29 @@ const std::vector<Row>& rows() {
       {{"num_experts", "experts", FieldKind::kInt, "integer >= 0", "MoE routed experts (0 = dense)"}, &Request::num_experts},
       {{"experts_per_token", "experts-per-token", FieldKind::kInt, "integer >= 1 and <= num_experts", "MoE top-k"}, &Request::experts_per_token},
       {{"moe_ffn_hidden", "moe-ffn", FieldKind::kInt, "integer >= 1", "expert MLP intermediate size"}, &Request::moe_ffn_hidden},
+      {{"head_dim", "head-dim", FieldKind::kInt, "integer >= 1", "attention head size when not hidden_dim/num_heads"}, &Request::head_dim},
+      {{"qk_norm", "qk-norm", FieldKind::kBool, "true|false", "RMSNorm on queries and keys (Qwen3, Gemma 3)"}, &Request::qk_norm},
+      {{"sandwich_norm", "sandwich-norm", FieldKind::kBool, "true|false", "extra norms after attention and MLP (Gemma 2/3)"}, &Request::sandwich_norm},
+      // the framework whose words the request uses
+      {{"framework", "framework", FieldKind::kString, "generic|hf|deepspeed|torchtune|torchtitan|megatron|litgpt|custom", "training framework: its words (precision, recompute) mean what they mean there, and its defaults fill the rest"}, &Request::framework},
       // numerics
-      {{"precision", "precision", FieldKind::kString, "fp32|bf16|bf16-amp|fp16-amp|fp8", "numerics regime"}, &Request::precision},
+      {{"precision", "precision", FieldKind::kString, "fp32|bf16|bf16-amp|fp16-amp|fp8, or the framework's word (bf16-mixed, bf16-true, fp16)", "numerics regime"}, &Request::precision},
       {{"optimizer", "optimizer", FieldKind::kString, "adamw|adamw-8bit|sgd|adafactor|lion", "optimizer"}, &Request::optimizer},
       {{"optimizer_impl", "optimizer-impl", FieldKind::kString, "foreach|fused|loop", "optimizer implementation: foreach (PyTorch's CUDA default), fused, or the single-tensor loop (CPU default)"}, &Request::optimizer_impl},
       {{"fp32_grads", "fp32-grads", FieldKind::kBool, "true|false", "fp32 gradient buffers (Megatron main_grad / DeepSpeed): 18 B/param AMP Adam"}, &Request::fp32_grads},
       // activations
-      {{"recompute", "recompute", FieldKind::kString, "none|selective|full", "activation recomputation"}, &Request::recompute},
+      {{"recompute", "recompute", FieldKind::kString, "none|selective|full|op", "activation recomputation (selective: Megatron's core attention; op: torchtitan's op-level policy)"}, &Request::recompute},
+      {{"recompute_every", "recompute-every", FieldKind::kInt, "integer >= 1", "checkpoint one layer in N (torchtitan selective N, torchtune ac_option)"}, &Request::recompute_every},
+      {{"compile", "compile", FieldKind::kBool, "true|false", "torch.compile of the layers (fuses elementwise chains)"}, &Request::compile},
       {{"attention", "attention", FieldKind::kString, "eager|flash", "attention kernel"}, &Request::attention},
       {{"ops", "ops", FieldKind::kString, "eager|fused", "layer implementation: eager PyTorch modules (HF transformers) or fused kernels (Megatron, Transformer Engine)"}, &Request::ops},
       {{"logits_fp32", "logits-fp32", FieldKind::kBool, "true|false", "logits upcast to fp32 for the loss"}, &Request::logits_fp32},
       {{"loss", "loss", FieldKind::kString, "standard|chunked|fused", "cross-entropy implementation"}, &Request::loss},
+      {{"held_logits", "held-logits", FieldKind::kBool, "true|false", "the logits stay referenced through backward (a loop that keeps the model output)"}, &Request::held_logits},
+      // parameter-efficient fine-tuning
+      {{"adapter", "adapter", FieldKind::kString, "none|lora|qlora", "train low-rank adapters on a frozen base (qlora: 4-bit NF4 base)"}, &Request::adapter},
+      {{"lora_rank", "lora-rank", FieldKind::kInt, "integer >= 1", "LoRA rank r"}, &Request::lora_rank},
+      {{"lora_targets", "lora-targets", FieldKind::kString, "qv|attention|all-linear", "layers given adapters: q and v, all attention projections, or every linear layer"}, &Request::lora_targets},
       // parallelism
       {{"tensor_parallel", "tp", FieldKind::kInt, "integer >= 1 dividing num_heads", "tensor-parallel size"}, &Request::tensor_parallel},
       {{"pipeline_parallel", "pp", FieldKind::kInt, "integer >= 1 and <= num_layers", "pipeline-parallel size"}, &Request::pipeline_parallel},
@@ -203,6 +215,9 @@ void set_geometry(Request& request, const Geometry& g) {
   request.learned_positions = g.learned_positions;
   request.dropout = g.dropout;
   request.num_experts = g.experts;
+  if (g.head_dim > 0) request.head_dim = g.head_dim;
+  if (g.qk_norm) request.qk_norm = true;
+  if (g.sandwich_norm) request.sandwich_norm = true;
   if (g.experts > 0) {
     request.experts_per_token = g.top_k;
     request.moe_ffn_hidden = g.moe_ffn;

@@ -135,12 +135,15 @@ Result<Resolved> resolve(const Request& r) {
       !take_int(r.num_experts, "num_experts", 0, 65536, &g.experts, &e) ||
       !take_int(r.experts_per_token, "experts_per_token", 1, 65536, &g.top_k, &e) ||
       !take_int(r.moe_ffn_hidden, "moe_ffn_hidden", 1, int64_t{1} << 24, &g.moe_ffn, &e) ||
+      !take_int(r.head_dim, "head_dim", 1, kMaxDim, &g.head_dim, &e) ||
       !take_enum(r.mlp, "mlp", kMlps, &g.mlp, &e) || !take_enum(r.norm, "norm", kNorms, &g.norm, &e) ||
       !take_enum(r.bias, "bias", kBiases, &g.bias, &e)) {
     return e;
   }
   if (r.tied_embeddings) g.tied = *r.tied_embeddings;
   if (r.dropout) g.dropout = *r.dropout;
+  if (r.qk_norm) g.qk_norm = *r.qk_norm;
+  if (r.sandwich_norm) g.sandwich_norm = *r.sandwich_norm;
   if (r.model_params_b) {
     if (!(*r.model_params_b > 0 && *r.model_params_b <= 100000)) {
       return invalid("model_params_b", num(*r.model_params_b), "number > 0 and <= 100000 (billions)");
@@ -176,8 +179,9 @@ Result<Resolved> resolve(const Request& r) {
                       (g.params_override > 0 ? " (solved from model_params_b)" : " (8h/3 SwiGLU rule)"));
     }
   }
-  if (g.hidden % g.heads != 0) {
-    return invalid("num_heads", std::to_string(g.heads), "a divisor of hidden_dim=" + std::to_string(g.hidden));
+  if (g.head_dim == 0 && g.hidden % g.heads != 0) {
+    return invalid("num_heads", std::to_string(g.heads),
+                   "a divisor of hidden_dim=" + std::to_string(g.hidden) + " (or give head_dim)");
   }
   if (g.heads % g.kv_heads != 0) {
     return invalid("num_kv_heads", std::to_string(g.kv_heads), "a divisor of num_heads=" + std::to_string(g.heads));

@@ -124,7 +124,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
 
   // Ring context parallelism: K and V chunks in flight, send + receive. [derived, notes 1.7]
   if (c.cp > 1) {
-    const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * h / static_cast<double>(g.heads);
+    const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * static_cast<double>(g.head_size());
     x.context_parallel = 2.0 * 2.0 * A * T * kv;
   }
   return x;

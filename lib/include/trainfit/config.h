@@ -46,6 +46,10 @@ struct Geometry {
   int64_t top_k = 0;
   int64_t moe_ffn = 0;
   double params_override = 0;     // model_params_b given: the authoritative total count
+  int64_t head_dim = 0;           // 0 = hidden / heads
+  bool qk_norm = false;           // q and k RMSNorm weights (head_dim each)
+  bool sandwich_norm = false;     // post-attention and post-MLP norms (Gemma 2/3)
+  int64_t head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
 };
 
 struct Config {

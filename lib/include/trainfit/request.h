@@ -40,6 +40,11 @@ struct Request {
   std::optional<int64_t> num_experts;
   std::optional<int64_t> experts_per_token;
   std::optional<int64_t> moe_ffn_hidden;
+  std::optional<int64_t> head_dim;     // when not hidden_dim / num_heads (Mistral-NeMo, Gemma, Qwen3)
+  std::optional<bool> qk_norm;         // RMSNorm on queries and keys (Qwen3, Gemma 3)
+  std::optional<bool> sandwich_norm;   // norms after attention and MLP too (Gemma 2/3)
+  // --- the framework whose words the request uses (presets.cpp) ---
+  std::optional<std::string> framework;
   // --- numerics ---
   std::optional<std::string> precision;
   std::optional<std::string> optimizer;
@@ -51,6 +56,13 @@ struct Request {
   std::optional<std::string> ops;
   std::optional<bool> logits_fp32;
   std::optional<std::string> loss;
+  std::optional<bool> held_logits;     // the logits stay referenced through backward
+  std::optional<int64_t> recompute_every;  // checkpoint one layer in N
+  std::optional<bool> compile;         // torch.compile of the layers
+  // --- parameter-efficient fine-tuning ---
+  std::optional<std::string> adapter;  // none | lora | qlora
+  std::optional<int64_t> lora_rank;
+  std::optional<std::string> lora_targets;  // qv | attention | all-linear
   // --- parallelism ---
   std::optional<int64_t> tensor_parallel;
   std::optional<int64_t> pipeline_parallel;
