@@ -17,7 +17,9 @@ namespace {
 double norm_bytes_per_token(const Config& c) {
   const double h = static_cast<double>(c.geo.hidden), R = residual_bytes(c);
   if (c.geo.norm == Norm::kLayerNorm) return R * h + 8.0;  // input + fp32 mean, rstd (native layer_norm)
-  if (c.ops == Ops::kFused) return R * h + 4.0;            // input + fp32 rstd (fused RMSNorm)
+  // Fused RMSNorm (TE, Apex) and torch.compile's fused kernel: input + fp32 rstd
+  // (Inductor recomputes the elementwise chain in backward: min-cut partitioner).
+  if (c.ops == Ops::kFused || c.compile) return R * h + 4.0;
   // HF LlamaRMSNorm in eager PyTorch: the fp32 upcast of the input, its square
   // (kept by pow/mean), the normalized tensor in the residual dtype, and rstd.
   return (4.0 + 4.0 + R) * h + 4.0;
@@ -31,6 +33,9 @@ double mlp_bytes_per_token(const Config& c) {
   // GeLU: fc1 output (GeLU input) + GeLU output (fc2 input): Korthikanti's 8sbh + 8sbh at F = 4h.
   // SwiGLU unfused (HF LlamaMLP): gate out, SiLU out, up out, product (down input): 8sbF at 2 bytes.
   auto dense = [&](double ffn) {
+    // torch.compile keeps only the matmul outputs (gate and up; fc1) and recomputes
+    // the activation and the product in backward (functorch min_cut_rematerialization_partition).
+    if (c.compile) return (g.mlp == Mlp::kGelu ? A : 2.0 * A) * ffn / t;
     return g.mlp == Mlp::kGelu ? (A + Ain) * ffn / t : (3.0 * A + Ain) * ffn / t;
   };
   if (g.experts == 0) return dense(static_cast<double>(g.ffn));
@@ -46,7 +51,8 @@ double mlp_bytes_per_token(const Config& c) {
 // leaf weights): q, k, v and gate, up separately in HF Llama; one fused QKV and one fc1
 // in GPT-2 and Megatron.
 double gemm_input_copies(const Config& c) {
-  const bool per_consumer_cast = c.ops == Ops::kEager && residual_bytes(c) > gemm_input_bytes(c);
+  // torch.compile casts once (common-subexpression elimination of the casts).
+  const bool per_consumer_cast = c.ops == Ops::kEager && !c.compile && residual_bytes(c) > gemm_input_bytes(c);
   if (!per_consumer_cast) return 2.0;
   const bool separate_projections = c.geo.norm == Norm::kRmsNorm;
   const double attention = separate_projections ? 3.0 : 1.0;
@@ -55,6 +61,23 @@ double gemm_input_copies(const Config& c) {
 }
 
 }  // namespace
+
+// torchtitan's op-level selective checkpointing (v0.2.1 distributed/activation_checkpoint.py
+// _apply_op_sac, llama3 _op_sac_save_list): a checkpointed block keeps its input, the
+// outputs of every other aten.mm in call order (wq, wk, wv, wo, w1, w3, w2: wq, wv, w1 and
+// w2 are kept), and the attention kernel's output with its log-sum-exp; all else is recomputed.
+double op_level_bytes(const Config& c) {
+  const Geometry& g = c.geo;
+  const double T = tokens(c), h = static_cast<double>(g.hidden);
+  const double t = static_cast<double>(c.tp), r = sp_divisor(c);
+  const double A = act_bytes(c), R = residual_bytes(c);
+  const double d = static_cast<double>(g.head_size()), q = static_cast<double>(g.heads) * d;
+  const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * d;
+  const double ffn = g.experts > 0 ? static_cast<double>(g.top_k * g.moe_ffn) : static_cast<double>(g.ffn);
+  const double mm_outputs = q / t + kv + ffn / t + h;  // wq, wv, w1, w2
+  const double attention = q / t + 4.0 / A * static_cast<double>(g.heads) / t;  // output + fp32 lse
+  return R * T * h / r + A * T * (mm_outputs + attention);
+}
 
 double core_attention_bytes(const Config& c) {
   if (c.attention == Attention::kFlash) return 0.0;
@@ -77,6 +100,7 @@ double layer_bytes(const Config& c, Recompute mode) {
   const double t = static_cast<double>(c.tp), r = sp_divisor(c);
   const double A = act_bytes(c), Ain = gemm_input_bytes(c), R = residual_bytes(c);
   if (mode == Recompute::kFull) return R * T * h / r;  // only the layer input (Korthikanti: 2sbh, /t with SP)
+  if (mode == Recompute::kOp) return op_level_bytes(c);
 
   const double d = static_cast<double>(g.head_size());
   const double q = static_cast<double>(g.heads) * d;  // query width: h unless head_dim is set
@@ -93,7 +117,7 @@ double layer_bytes(const Config& c, Recompute mode) {
   if (c.attention == Attention::kFlash) bytes += 4.0 * static_cast<double>(g.heads) / t * T;
   if (mode == Recompute::kNone) bytes += core_attention_bytes(c);  // selective drops exactly this
   bytes += mlp_bytes_per_token(c) * T;
-  return bytes;
+  return bytes + adapter_activation_bytes(c);
 }
 
 double mlp_saved_bytes(const Config& c) { return mlp_bytes_per_token(c) * tokens(c); }
@@ -119,8 +143,13 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     in_flight = std::min(m, pp);
     if (c.vpp > 1) in_flight *= 1.0 + (pp - 1.0) / (pp * static_cast<double>(c.vpp));
   }
-  a.per_layer = layer_bytes(c, c.recompute);
-  a.inflight_layers = static_cast<double>(p.layers) * in_flight;
+  // One layer in N checkpointed (torchtitan _apply_layer_sac: block k iff k % N == 0;
+  // torchtune ac_option): the others keep everything.
+  const double L = static_cast<double>(p.layers);
+  const double checkpointed = c.recompute == Recompute::kNone ? 0.0 : std::floor(L / static_cast<double>(c.recompute_every));
+  a.per_layer = L > 0 ? (checkpointed * layer_bytes(c, c.recompute) + (L - checkpointed) * layer_bytes(c, Recompute::kNone)) / L
+                      : layer_bytes(c, c.recompute);
+  a.inflight_layers = L * in_flight;
   a.layers = a.per_layer * a.inflight_layers;
   const double micro_batches = c.pp > 1 && p.first ? std::min(m, pp) : 1.0;
   if (p.first) {
@@ -131,7 +160,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     // RoPE's cos and sin tables, saved by q*cos and rotate_half(q)*sin, shared by all layers.
     if (g.learned_positions == 0) a.embedding += 2.0 * A * static_cast<double>(c.seq_length / c.cp) * static_cast<double>(g.head_size()) * micro_batches;
     // Checkpointed layers save their inputs, the causal mask among them.
-    if (c.recompute == Recompute::kFull) a.embedding += attention_mask_bytes(c) * micro_batches;
+    if (c.recompute == Recompute::kFull || c.recompute == Recompute::kOp) a.embedding += attention_mask_bytes(c) * micro_batches;
   }
   if (p.last) {
     const double V = static_cast<double>(g.vocab) / t;  // vocab-parallel logits
@@ -156,8 +185,11 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   // casts fp32 weights once per forward; Transformer Engine keeps FP8 weight copies.
   // Checkpointed layers run forward without saving them; under ZeRO-3/FSDP the units
   // arrive already cast (counted as transients instead).
-  if (!weights_sharded(c)) {
-    const double copied = c.recompute == Recompute::kFull ? p.linear - p.layer_linear : p.linear;
+  if (!weights_sharded(c) && c.adapter != Adapter::kQlora) {  // NF4 matmuls keep only the packed weight
+    // Checkpointed layers run forward without saving their cast weights.
+    const double checkpointed_share = c.recompute == Recompute::kFull || c.recompute == Recompute::kOp
+                                          ? (L > 0 ? checkpointed / L : 1.0) : 0.0;
+    const double copied = p.linear - p.layer_linear * checkpointed_share;
     if (c.precision == Precision::kBf16Amp) a.weight_cache = 2.0 * copied;
     if (c.precision == Precision::kFp8) a.weight_cache = 1.0 * copied;
   }

@@ -55,6 +55,9 @@ std::vector<ModelPreset> load_models() {
       g.experts = m.value("experts", int64_t{0});
       g.top_k = m.value("top_k", int64_t{0});
       g.moe_ffn = m.value("moe_ffn", int64_t{0});
+      g.head_dim = m.value("head_dim", int64_t{0});  // 0 = hidden / heads
+      g.qk_norm = m.value("qk_norm", false);
+      g.sandwich_norm = m.value("sandwich_norm", false);
       p.expected_params = m.value("expected_params", 0.0);
       out.push_back(std::move(p));
     }

@@ -50,6 +50,15 @@ Breakdown estimate(const Config& c) {
   const model::StateBytes per_param = model::state_bytes(c);
   b.bytes_per_param = per_param.total();
   b.model_states_unsharded = b.bytes_per_param * b.params.total;
+  if (c.adapter != Adapter::kNone) {  // a frozen base: the whole model's states on one device, one rank
+    Config whole = c;
+    whole.tp = whole.pp = whole.cp = whole.ep = 1;
+    whole.num_gpus = 1;
+    whole.zero_stage = 0;
+    whole.sharding = Sharding::kZero;
+    b.model_states_unsharded = model::adapter_states(whole, model::stage_params(whole, true, true)).total();
+    b.bytes_per_param = b.model_states_unsharded / std::max(1.0, b.params.total);
+  }
   b.shard_group = model::dense_shard_group(c);
   b.capacity = c.capacity_bytes;
 
@@ -70,6 +79,9 @@ Breakdown estimate(const Config& c) {
   b.host_offload_per_gpu = host;
   b.overheads = model::overheads(c, b.stage.tensor_peak);
   b.per_gpu_total = b.stage.tensor_peak + b.overheads.total();
+  b.measures.max_memory_allocated = b.stage.tensor_peak;
+  b.measures.max_memory_reserved = b.stage.tensor_peak + b.overheads.allocator;
+  b.measures.nvidia_smi = b.per_gpu_total;
   b.fits = b.per_gpu_total <= b.capacity;
   return b;
 }

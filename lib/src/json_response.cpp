@@ -54,6 +54,10 @@ ordered_json breakdown_json(const Response& r) {
   j["overheads"] = {{"cuda_context_gb", gib(b.overheads.cuda_context)},
                     {"nccl_gb", gib(b.overheads.nccl)},
                     {"allocator_gb", gib(b.overheads.allocator)}};
+  j["measures"] = {{"max_memory_allocated_gb", gib(b.measures.max_memory_allocated)},
+                   {"max_memory_reserved_gb", gib(b.measures.max_memory_reserved)},
+                   {"nvidia_smi_gb", gib(b.measures.nvidia_smi)},
+                   {"fit_uses", "nvidia_smi_gb"}};
   // Exact bytes of the headline figures, for checks finer than the GiB rounding.
   j["bytes"] = {{"model_states", std::llround(s.states.total())},
                 {"activations", std::llround(s.activations.total())},
@@ -66,14 +70,18 @@ ordered_json breakdown_json(const Response& r) {
 }
 
 ordered_json config_json(const Config& c) {
-  return {{"model", c.model_name},
+  return {{"model", c.model_name}, {"framework", to_string(c.framework)},
           {"num_layers", c.geo.layers}, {"hidden_dim", c.geo.hidden}, {"num_heads", c.geo.heads},
           {"num_kv_heads", c.geo.kv_heads}, {"ffn_hidden", c.geo.ffn}, {"vocab_size", c.geo.vocab},
           {"tied_embeddings", c.geo.tied}, {"mlp", to_string(c.geo.mlp)}, {"norm", to_string(c.geo.norm)},
           {"num_experts", c.geo.experts},
           {"precision", to_string(c.precision)}, {"optimizer", to_string(c.optimizer)}, {"optimizer_impl", to_string(c.optimizer_impl)},
           {"recompute", to_string(c.recompute)}, {"attention", to_string(c.attention)}, {"ops", to_string(c.ops)},
-          {"loss", to_string(c.loss)}, {"logits_fp32", c.logits_fp32},
+          {"loss", to_string(c.loss)}, {"logits_fp32", c.logits_fp32}, {"held_logits", c.held_logits},
+          {"recompute_every", c.recompute_every}, {"compile", c.compile}, {"fp32_grads", c.fp32_grads},
+          {"adapter", to_string(c.adapter)}, {"lora_rank", c.lora_rank},
+          {"lora_targets", c.adapter == Adapter::kNone ? "" : to_string(c.lora_targets)},
+          {"head_dim", c.geo.head_size()},
           {"tensor_parallel", c.tp}, {"pipeline_parallel", c.pp}, {"virtual_pipeline", c.vpp},
           {"sequence_parallel", c.sp}, {"context_parallel", c.cp}, {"expert_parallel", c.ep},
           {"data_parallel", c.data_parallel()}, {"num_microbatches", c.num_microbatches},

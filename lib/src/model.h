@@ -41,9 +41,20 @@ bool grads_persist(const Config& c);
 // min_gpus_to_fit without building the reason text when none is found (for advice).
 MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain);
 
+// LoRA / QLoRA (adapters.cpp).
+struct AdapterShape {
+  double params_per_layer = 0;  // A and B of every target linear, on this rank
+  double inputs_per_token = 0;  // summed input widths of the targets
+  double targets = 0;           // target linears per layer
+};
+AdapterShape adapter_shape(const Config& c);
+ModelStates adapter_states(const Config& c, const StageParams& p);  // replaces the full-training states
+double adapter_activation_bytes(const Config& c);                   // one layer, one micro-batch
+
 // Saved activations (activations.cpp).
 double layer_bytes(const Config& c, Recompute mode);  // one layer, one micro-batch
 double core_attention_bytes(const Config& c);          // eager s^2 terms of one layer
+double op_level_bytes(const Config& c);                // one layer under op-level checkpointing
 double attention_mask_bytes(const Config& c);          // eager attention's causal mask
 double mlp_saved_bytes(const Config& c);               // one layer's MLP block, one micro-batch
 Activations stage_activations(const Config& c, const StageParams& p);

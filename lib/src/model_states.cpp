@@ -101,10 +101,14 @@ ModelStates gpu_states(const Config& c, const StageParams& p, double* host) {
   // ZeRO (arXiv 1910.02054 section 5): stage 1 shards optimizer states (with the master),
   // stage 2 adds gradients, stage 3 adds parameters.
   ModelStates s;
-  s.weights = shard(b.weight, weights_sharded(c));
-  s.grads = shard(b.grad, c.zero_stage >= 2);
-  s.master = shard(b.master, c.zero_stage >= 1);
-  s.optimizer = shard(b.optimizer, c.zero_stage >= 1);
+  if (c.adapter != Adapter::kNone) {
+    s = adapter_states(c, p);
+  } else {
+    s.weights = shard(b.weight, weights_sharded(c));
+    s.grads = shard(b.grad, c.zero_stage >= 2);
+    s.master = shard(b.master, c.zero_stage >= 1);
+    s.optimizer = shard(b.optimizer, c.zero_stage >= 1);
+  }
   *host = 0;
   if (c.offload_optimizer) {
     // ZeRO-Offload: master, moments and an fp32 gradient copy live in host RAM

@@ -177,6 +177,12 @@ Result<bool> set_field_from_text(Request& request, const std::string& key, const
   return bad();
 }
 
+bool field_is_set(const Request& request, const std::string& key) {
+  const Row* row = find_row(key);
+  if (row == nullptr) return false;
+  return std::visit([&](auto member) { return (request.*member).has_value(); }, row->member);
+}
+
 std::string to_key_values(const Request& request, char separator) {
   std::string out;
   for (const Row& row : rows()) {

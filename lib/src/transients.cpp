@@ -36,14 +36,17 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   // selective: the core attention), plus gradient buffers: the gradients of the
   // layer's input and output, the widest intermediate gradients (two F-wide for
   // a gated MLP), and for eager attention the score gradients. [derived]
-  if (c.recompute == Recompute::kFull) {
-    x.recompute = layer_bytes(c, Recompute::kNone);
+  if (c.recompute == Recompute::kFull || c.recompute == Recompute::kOp) {
+    // The checkpointed layer is rematerialized whole in backward (op-level: its
+    // saved ops' outputs are reused, counted in the saved activations already).
+    x.recompute = layer_bytes(c, Recompute::kNone) - (c.recompute == Recompute::kOp ? layer_bytes(c, Recompute::kOp) : 0.0);
     // Recomputing under autocast casts (and saves) the layer's weights again.
     if (c.precision == Precision::kBf16Amp && !weights_sharded(c)) {
       x.recompute += 2.0 * p.layer_linear / static_cast<double>(std::max<int64_t>(1, p.layers));
     }
   }
   if (c.recompute == Recompute::kSelective) x.recompute = core_attention_bytes(c);
+  x.recompute = std::max(0.0, x.recompute);
   // Backward walks the layer in reverse: the MLP first (gradients of the layer output
   // and input, two F-wide gradients), then attention, by when the MLP's saved tensors and
   // the probabilities are freed; eager softmax backward holds two fp32 score-sized
@@ -52,7 +55,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   x.layer_backward = 2.0 * R * T * h / r + 2.0 * A * T * ffn / t;
   if (c.attention == Attention::kEager) {
     const double scores = static_cast<double>(g.heads) / t * T * static_cast<double>(c.seq_length);
-    const double freed = mlp_saved_bytes(c) + (c.recompute == Recompute::kSelective ? 0.0 : A * scores);
+    const double freed = mlp_saved_bytes(c) + (c.recompute == Recompute::kNone || c.recompute == Recompute::kFull ? A * scores : 0.0);
     x.layer_backward = std::max(x.layer_backward, 8.0 * scores - freed);
   }
 
@@ -67,7 +70,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
           // the upcast, the low-precision logits); backward nll's dense gradient and
           // log_softmax_backward's output (litgpt PR #2311).
           const double shifted = T - static_cast<double>(c.micro_batch);
-          x.held_logits = softmax_bytes * T * V;
+          if (c.held_logits) x.held_logits = softmax_bytes * T * V;
           x.loss_forward = std::max(softmax_bytes * shifted * V, softmax_bytes > A ? A * T * V : 0.0);
           x.loss_backward = 2.0 * softmax_bytes * shifted * V;
         } else {
@@ -75,9 +78,11 @@ Transients stage_transients(const Config& c, const StageParams& p) {
           // backward: the gradient buffers beside the saved output.
           x.loss_forward = A * T * V + (c.logits_fp32 && A < 4.0 ? 4.0 * T * V : 0.0);
           x.loss_backward = 2.0 * softmax_bytes * T * V;
+          if (c.held_logits) x.held_logits = A * T * V;  // the model's output, as returned
         }
         break;
       case Loss::kChunked:  // one of 8 chunks at a time (torchtune CEWithChunkedOutputLoss: 8)
+        if (c.held_logits) x.held_logits = A * T * V;  // the chunks the model returned
         x.loss_forward = 2.0 * 4.0 * T * V / 8.0;
         x.loss_backward = 3.0 * 4.0 * T * V / 8.0;
         break;
@@ -91,10 +96,18 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     }
   }
 
+  // Trainable parameters on this rank: the adapters only, when the base is frozen.
+  const double trainable = c.adapter != Adapter::kNone
+                               ? adapter_shape(c).params_per_layer * static_cast<double>(p.layers)
+                               : p.dense + p.experts;
+  if (c.adapter != Adapter::kNone) x.fsdp_units_bwd = x.fsdp_units_fwd;  // a frozen unit has no gradient
+
   // Gradient communication buckets.
   const bool data_parallel = c.num_gpus / (c.tp * c.pp) > 1;
   if (data_parallel && c.zero_stage == 0) {
-    x.comm_buckets = 2.0 * 25.0 * 1024 * 1024;  // torch DDP bucket_cap_mb=25, two in flight
+    // torch DDP bucket_cap_mb=25, two in flight; no more than the gradients themselves.
+    const double grad_bytes = c.adapter != Adapter::kNone ? c.adapter_bytes : b.grad;
+    x.comm_buckets = std::min(2.0 * 25.0 * 1024 * 1024, trainable * grad_bytes);
   }
   double allgather_bucket = 0;
   if (data_parallel && c.sharding == Sharding::kZero && (c.zero_stage == 1 || c.zero_stage == 2)) {
@@ -110,15 +123,16 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   // two of the largest tensor at a time (sqrt, then the division); fused kernels none.
   // A 16-bit-grad regime upcasts gradients to fp32 (ZeRO section 3.2 "fused fp32 buffer").
   if (!c.offload_optimizer && c.optimizer != Optimizer::kAdamW8bit) {
-    const double owned = (p.dense / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1)) +
-                         (p.experts / static_cast<double>(c.zero_stage >= 1 ? expert_shard_group(c) : 1));
-    const double state = c.precision == Precision::kBf16 ? 2.0 : 4.0;
+    double owned = (p.dense / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1)) +
+                   (p.experts / static_cast<double>(c.zero_stage >= 1 ? expert_shard_group(c) : 1));
+    if (c.adapter != Adapter::kNone) owned = trainable / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1);
+    const double state = c.adapter != Adapter::kNone ? c.adapter_bytes : c.precision == Precision::kBf16 ? 2.0 : 4.0;
     switch (c.optimizer_impl) {
       case OptimizerImpl::kForeach: x.optimizer_step = owned * state; break;
       case OptimizerImpl::kLoop: x.optimizer_step = 2.0 * state * std::min(owned, p.largest_tensor); break;
       case OptimizerImpl::kFused: x.optimizer_step = 0.0; break;
     }
-    if (b.master > 0 && b.grad < 4.0) x.optimizer_step += 4.0 * owned;
+    if (c.adapter == Adapter::kNone && b.master > 0 && b.grad < 4.0) x.optimizer_step += 4.0 * owned;
   }
   x.optimizer_step += allgather_bucket;
 

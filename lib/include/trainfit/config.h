@@ -21,7 +21,14 @@ enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor, kLion };
 // PyTorch's three optimizer implementations: multi-tensor (the CUDA default), fused
 // kernels, and the single-tensor loop (the CPU default).
 enum class OptimizerImpl { kForeach, kFused, kLoop };
-enum class Recompute { kNone, kSelective, kFull };
+// selective: Megatron's core-attention recompute; op: torchtitan's op-level policy
+// (saves the outputs of every other matmul and of attention, recomputes the rest).
+enum class Recompute { kNone, kSelective, kFull, kOp };
+// Whose words the request is in (presets.cpp): the training framework.
+enum class Framework { kGeneric, kHf, kDeepSpeed, kTorchtune, kTorchtitan, kMegatron, kLitgpt, kCustom };
+// Parameter-efficient fine-tuning: low-rank adapters on a frozen base (4-bit NF4 for QLoRA).
+enum class Adapter { kNone, kLora, kQlora };
+enum class LoraTargets { kQv, kAttention, kAllLinear };
 enum class Attention { kEager, kFlash };
 // How the layers are implemented: PyTorch eager modules as in HF transformers, or fused
 // kernels as in Megatron-LM / Transformer Engine. It decides which intermediates are saved.
@@ -65,12 +72,21 @@ struct Config {
   Optimizer optimizer = Optimizer::kAdamW;
   OptimizerImpl optimizer_impl = OptimizerImpl::kForeach;
   bool fp32_grads = false;
+  Framework framework = Framework::kGeneric;
   // Activations
   Recompute recompute = Recompute::kNone;
+  int64_t recompute_every = 1;   // the recompute mode applies to one layer in N (others keep all)
+  bool held_logits = false;      // the loop keeps the model output (fp32 logits) through backward
+  bool compile = false;          // torch.compile: fused elementwise chains save less
   Attention attention = Attention::kFlash;
   Ops ops = Ops::kEager;
   bool logits_fp32 = false;
   Loss loss = Loss::kStandard;
+  // Adapters
+  Adapter adapter = Adapter::kNone;
+  int64_t lora_rank = 0;
+  LoraTargets lora_targets = LoraTargets::kQv;
+  double adapter_bytes = 4;      // bytes per adapter weight (PEFT keeps them fp32)
   // Parallelism
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
   bool sp = false;
@@ -103,6 +119,9 @@ TRAINFIT_API const char* to_string(Precision value);
 TRAINFIT_API const char* to_string(Optimizer value);
 TRAINFIT_API const char* to_string(OptimizerImpl value);
 TRAINFIT_API const char* to_string(Recompute value);
+TRAINFIT_API const char* to_string(Framework value);
+TRAINFIT_API const char* to_string(Adapter value);
+TRAINFIT_API const char* to_string(LoraTargets value);
 TRAINFIT_API const char* to_string(Attention value);
 TRAINFIT_API const char* to_string(Ops value);
 TRAINFIT_API const char* to_string(Loss value);

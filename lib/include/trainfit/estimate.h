@@ -77,6 +77,13 @@ struct StageMemory {
   const char* peak_phase = "backward";
 };
 
+// What users compare with, from their own logs (bytes). The fit decision uses
+// nvidia_smi, the whole process: what the GPU must hold.
+struct Measures {
+  double max_memory_allocated = 0;  // torch.cuda.max_memory_allocated: the tensor peak
+  double max_memory_reserved = 0;   // torch.cuda.max_memory_reserved: + the caching allocator's reserve
+  double nvidia_smi = 0;            // + CUDA context and NCCL buffers (per_gpu_total)
+};
 struct Breakdown {
   ParamCounts params;
   double params_on_gpu = 0;          // parameters held (before sharding) by the critical rank
@@ -88,6 +95,7 @@ struct Breakdown {
   Overheads overheads;
   double host_offload_per_gpu = 0;   // host RAM needed per GPU for offload
   double per_gpu_total = 0;          // predicted peak incl. overheads
+  Measures measures;
   double capacity = 0;
   bool fits = false;
 };

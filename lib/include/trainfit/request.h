@@ -102,6 +102,9 @@ TRAINFIT_API const FieldSpec* find_field(const std::string& name_or_flag);
 TRAINFIT_API Result<bool> set_field_from_text(Request& request, const std::string& name_or_flag,
                                               const std::string& text);
 
+// Whether the field (JSON name or flag) is set in the request.
+TRAINFIT_API bool field_is_set(const Request& request, const std::string& name_or_flag);
+
 // Parses "key=value[,key=value...]" (keys: JSON names or CLI flags).
 TRAINFIT_API Result<bool> apply_key_values(Request& request, const std::string& spec,
                                            char separator = ',');

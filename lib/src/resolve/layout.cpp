@@ -1,0 +1,142 @@
+// Resolve step 3: the layout — parallelism, sharding and the hardware — and the
+// divisibility rules that min-GPU search and sweeps re-check as they vary num_gpus.
+#include "choices.h"
+#include "steps.h"
+#include "trainfit/catalog.h"
+
+namespace trainfit {
+namespace resolving {
+namespace {
+
+constexpr int64_t kMaxSeq = int64_t{1} << 24;
+
+constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},
+                                           {"fsdp-full", Sharding::kFsdpFull},
+                                           {"fsdp-grad-op", Sharding::kFsdpGradOp},
+                                           {"fsdp-hybrid", Sharding::kFsdpHybrid}};
+
+Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
+  const Geometry& g = c.geo;
+  Error e;
+  if (!take_int(r.tensor_parallel, "tensor_parallel", 1, 4096, &c.tp, &e) ||
+      !take_int(r.pipeline_parallel, "pipeline_parallel", 1, 100000, &c.pp, &e) ||
+      !take_int(r.virtual_pipeline, "virtual_pipeline", 1, 100000, &c.vpp, &e) ||
+      !take_int(r.context_parallel, "context_parallel", 1, kMaxSeq, &c.cp, &e) ||
+      !take_int(r.expert_parallel, "expert_parallel", 1, 65536, &c.ep, &e) ||
+      !take_int(r.gpus_per_node, "gpus_per_node", 1, 4096, &c.gpus_per_node, &e) ||
+      !take_enum(r.sharding, "sharding", kShardings, &c.sharding, &e)) {
+    return e;
+  }
+  if (r.sequence_parallel) c.sp = *r.sequence_parallel;
+  if (r.zero_stage) {
+    if (*r.zero_stage < 0 || *r.zero_stage > 3) return invalid("zero_stage", std::to_string(*r.zero_stage), "0|1|2|3");
+    c.zero_stage = static_cast<int>(*r.zero_stage);
+  }
+  if (c.sharding != Sharding::kZero) {
+    const int implied = c.sharding == Sharding::kFsdpGradOp ? 2 : 3;
+    if (r.zero_stage && c.zero_stage != implied) {
+      return make_error(ErrorCode::kInconsistent, "zero_stage",
+                        "zero_stage=" + std::to_string(c.zero_stage) + " contradicts sharding='" + *r.sharding +
+                            "' (which shards like ZeRO-" + std::to_string(implied) + "); give one of them");
+    }
+    c.zero_stage = implied;
+  }
+  if (c.sharding == Sharding::kFsdpHybrid && c.gpus_per_node == 0) {
+    notes.push_back("fsdp-hybrid shards within 8-GPU nodes (gpus_per_node not given)");
+  }
+  if (c.tp == 1 && c.sp) c.sp = false;  // sequence parallelism is a TP feature
+  if (g.heads % c.tp != 0) {
+    return invalid("tensor_parallel", std::to_string(c.tp), "a divisor of num_heads=" + std::to_string(g.heads));
+  }
+  if (c.pp > g.layers) {
+    return invalid("pipeline_parallel", std::to_string(c.pp), "at most num_layers=" + std::to_string(g.layers));
+  }
+  if (c.vpp > 1 && g.layers % (c.pp * c.vpp) != 0) {
+    return invalid("virtual_pipeline", std::to_string(c.vpp),
+                   "a value with num_layers=" + std::to_string(g.layers) + " divisible by pipeline_parallel*virtual_pipeline");
+  }
+  if (c.ep > 1 && (g.experts == 0 || g.experts % c.ep != 0)) {
+    return invalid("expert_parallel", std::to_string(c.ep),
+                   g.experts == 0 ? "1 for a dense model" : "a divisor of num_experts=" + std::to_string(g.experts));
+  }
+  if (r.num_microbatches) {
+    if (!take_int(r.num_microbatches, "num_microbatches", 1, 1 << 24, &c.num_microbatches, &e)) return e;
+  } else {
+    c.num_microbatches = c.pp;  // the fewest that fill a 1F1B pipeline
+    if (c.pp > 1) notes.push_back("num_microbatches=" + std::to_string(c.pp) + " (fills the pipeline)");
+  }
+
+  return true;
+}
+
+Result<bool> resolve_hardware(const Request& r, Config& c, Notes& notes) {
+  if (r.gpu) {
+    Result<const GpuSpec*> gpu = find_gpu(*r.gpu);
+    if (!gpu) return gpu.error();
+    c.gpu_name = (*gpu)->name;
+    c.capacity_bytes = (*gpu)->capacity_bytes;
+  }
+  if (r.gpu_memory_gb) {
+    if (!(*r.gpu_memory_gb > 0 && *r.gpu_memory_gb <= 100000)) {
+      return invalid("gpu_memory_gb", num(*r.gpu_memory_gb), "number > 0 and <= 100000 (GiB)");
+    }
+    c.capacity_bytes = *r.gpu_memory_gb * 1024.0 * 1024.0 * 1024.0;
+    if (c.gpu_name.empty()) c.gpu_name = num(*r.gpu_memory_gb) + "-GiB GPU";
+  }
+  if (c.capacity_bytes == 0) {
+    const GpuSpec* h100 = find_gpu("h100").ok() ? *find_gpu("h100") : nullptr;
+    if (h100 == nullptr) return make_error(ErrorCode::kInternal, "gpu", "GPU catalog is empty");
+    c.gpu_name = h100->name;
+    c.capacity_bytes = h100->capacity_bytes;
+    notes.push_back("gpu=h100 (79.6 GiB)");
+  }
+  if (r.offload_optimizer) c.offload_optimizer = *r.offload_optimizer;
+  if (r.offload_params) c.offload_params = *r.offload_params;
+  if (r.runtime_overhead) c.runtime_overhead = *r.runtime_overhead;
+  if (c.offload_params && c.zero_stage != 3) {
+    return make_error(ErrorCode::kInconsistent, "offload_params",
+                      "offload_params=true needs parameter sharding: zero_stage=3 or sharding=fsdp-full|fsdp-hybrid");
+  }
+
+  return true;
+}
+
+}  // namespace
+
+Result<bool> resolve_layout(const Request& r, Config* c, Notes* notes) {
+  for (auto step : {resolve_parallelism, resolve_hardware}) {
+    Result<bool> done = step(r, *c, *notes);
+    if (!done) return done;
+  }
+  const Config& config = *c;
+  const std::string problem = layout_problem(config);
+  if (!problem.empty()) {
+    const bool seq = problem.rfind("seq_length", 0) == 0;
+    return make_error(ErrorCode::kInconsistent, seq ? "seq_length" : "num_gpus", problem);
+  }
+  return true;
+}
+
+}  // namespace resolving
+
+std::string layout_problem(const Config& c) {
+  const int64_t mp = c.tp * c.pp * c.cp;
+  if (c.num_gpus % mp != 0) {
+    return "num_gpus=" + std::to_string(c.num_gpus) + " is not a multiple of tensor_parallel*pipeline_parallel*context_parallel=" +
+           std::to_string(mp);
+  }
+  if (c.ep > 1 && (c.num_gpus / (c.tp * c.pp)) % c.ep != 0) {
+    return "num_gpus=" + std::to_string(c.num_gpus) + " gives " + std::to_string(c.num_gpus / (c.tp * c.pp)) +
+           " data-parallel ranks, not a multiple of expert_parallel=" + std::to_string(c.ep);
+  }
+  if (c.seq_length % c.cp != 0) {
+    return "seq_length=" + std::to_string(c.seq_length) + " is not a multiple of context_parallel=" + std::to_string(c.cp);
+  }
+  if (c.sp && (c.seq_length / c.cp) % c.tp != 0) {
+    return "seq_length=" + std::to_string(c.seq_length) + " per context-parallel rank is not a multiple of tensor_parallel=" +
+           std::to_string(c.tp) + " (sequence parallelism splits the sequence)";
+  }
+  return "";
+}
+
+}  // namespace trainfit

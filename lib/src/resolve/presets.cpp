@@ -1,0 +1,193 @@
+// Framework presets: the request in the user's framework's words, rewritten into
+// trainfit's, with the defaults that framework really uses where the request is silent.
+// Explicit fields always win; every filled value is noted with where the framework
+// defines it (refs as in shared/notes/frameworks.md: torchtitan v0.2.1, Megatron-LM
+// core_v0.15.0, torchtune v0.6.1, transformers/accelerate v1.10.0, DeepSpeed v0.16.4,
+// LitGPT v0.5.12, PEFT v0.18.0).
+#include "choices.h"
+#include "steps.h"
+
+namespace trainfit::resolving {
+namespace {
+
+constexpr Choice<Framework> kFrameworks[] = {
+    {"generic", Framework::kGeneric},       {"hf", Framework::kHf},
+    {"deepspeed", Framework::kDeepSpeed},   {"torchtune", Framework::kTorchtune},
+    {"torchtitan", Framework::kTorchtitan}, {"megatron", Framework::kMegatron},
+    {"litgpt", Framework::kLitgpt},         {"custom", Framework::kCustom}};
+
+// One word of a framework and what it means in trainfit's fields.
+struct Meaning {
+  const char* word;
+  const char* precision;           // trainfit's precision
+  std::optional<bool> fp32_grads;  // set when the word decides the gradient dtype
+  const char* source;
+};
+
+// What `precision: <word>` means in each framework.
+const std::vector<Meaning>& precision_words(Framework f) {
+  static const std::vector<Meaning> generic = {
+      {"bf16-mixed", "bf16-amp", std::nullopt, "Lightning's name for autocast over fp32 parameters"},
+      {"bf16-true", "bf16", std::nullopt, "Lightning's name for a pure-bf16 model"},
+      {"fp16", "fp16-amp", std::nullopt, "16-bit weights and grads with an fp32 master (ZeRO paper)"},
+  };
+  static const std::vector<Meaning> hf = {
+      {"bf16", "bf16-amp", std::nullopt, "accelerate prepare_model: torch.autocast(bf16) over fp32 parameters"},
+      {"fp16", "bf16-amp", std::nullopt, "accelerate: torch.autocast(fp16) + GradScaler over fp32 parameters"},
+  };
+  static const std::vector<Meaning> deepspeed = {
+      // ZeRO 1-3 keep bf16 grads; without ZeRO the BF16_Optimizer accumulates fp32 grads
+      // (engine.py get_data_types; runtime/bf16_optimizer.py) — decided in apply_framework.
+      {"bf16", "fp16-amp", std::nullopt, "engine.py: module.bfloat16() + fp32 master partition (stage_1_and_2.py)"},
+      {"fp16", "fp16-amp", false, "engine.py: module.half() + fp32 master + loss scaler"},
+  };
+  static const std::vector<Meaning> megatron = {
+      {"bf16", "fp16-amp", true,
+       "arguments.py validate_args: --bf16 sets accumulate_allreduce_grads_in_fp32 (fp32 main_grad buffer); "
+       "optimizer.py Float16OptimizerWithFloat16Params: fp32 main params"},
+      {"fp16", "fp16-amp", false, "optimizer.py: fp16 params + fp32 main params, fp16 grad buffer"},
+      {"fp8", "fp8", true, "Transformer Engine fp8 GEMMs over --bf16 params (fp32 main_grad)"},
+  };
+  static const std::vector<Meaning> torchtune = {
+      {"bf16", "bf16", std::nullopt,
+       "full_finetune_distributed.py _setup_model: built under set_default_dtype(bf16): bf16 params, grads and "
+       "optimizer states, no master"},
+  };
+  static const std::vector<Meaning> torchtitan = {
+      {"bf16", "bf16-amp", std::nullopt,
+       "job_config.py Training.mixed_precision_param=bfloat16: FSDP2 MixedPrecisionPolicy over fp32 sharded params"},
+      {"bf16-true", "bf16", std::nullopt, "job_config.py Training.dtype=bfloat16: everything bf16, no fp32 copy"},
+  };
+  static const std::vector<Meaning> litgpt = {
+      {"bf16", "bf16-amp", std::nullopt, "Lightning: 'bf16' is bf16-mixed (autocast over fp32 parameters)"},
+      {"bf16-mixed", "bf16-amp", std::nullopt, "Lightning MixedPrecision: autocast over fp32 parameters"},
+      {"bf16-true", "bf16", std::nullopt, "lightning/fabric/plugins/precision/half.py HalfPrecision: whole model bf16"},
+      {"32-true", "fp32", std::nullopt, "Lightning: fp32"},
+  };
+  switch (f) {
+    case Framework::kHf: return hf;
+    case Framework::kDeepSpeed: return deepspeed;
+    case Framework::kMegatron: return megatron;
+    case Framework::kTorchtune: return torchtune;
+    case Framework::kTorchtitan: return torchtitan;
+    case Framework::kLitgpt: return litgpt;
+    case Framework::kGeneric:
+    case Framework::kCustom: break;
+  }
+  return generic;
+}
+
+// A default the framework uses when the request is silent: field=value, and where.
+struct Default {
+  const char* field;
+  const char* value;
+  const char* source;
+};
+
+std::vector<Default> defaults_of(Framework f, const Request& r) {
+  const bool multi_gpu = r.num_gpus.value_or(1) > 1;
+  const bool adapter = r.adapter && lower(*r.adapter) != "none";
+  std::vector<Default> out;
+  switch (f) {
+    case Framework::kGeneric:
+      break;
+    case Framework::kCustom:
+      out.push_back({"held_logits", "true", "a hand-written loop keeps the model output until the step ends"});
+      break;
+    case Framework::kHf:
+      out.push_back({"precision", "bf16", "the common --bf16 (TrainingArguments)"});
+      out.push_back({"optimizer_impl", "foreach", "adamw_torch: torch.optim.AdamW, foreach on CUDA (torch optimizer.py)"});
+      out.push_back({"logits_fp32", "true", "loss_utils.py ForCausalLMLoss: logits.float()"});
+      break;
+    case Framework::kDeepSpeed:
+      out.push_back({"precision", "bf16", "bf16.enabled (the common setting)"});
+      out.push_back({"optimizer_impl", "fused", "DeepSpeed FusedAdam (ops/adam/fused_adam.py)"});
+      out.push_back({"logits_fp32", "true", "HF models under DeepSpeed: ForCausalLMLoss logits.float()"});
+      break;
+    case Framework::kMegatron:
+      out.push_back({"precision", "bf16", "--bf16 (the common setting)"});
+      out.push_back({"ops", "fused", "Transformer Engine layers (fused norms, fused softmax, fused SwiGLU)"});
+      out.push_back({"optimizer_impl", "fused", "core/optimizer/__init__.py: TE/apex FusedAdam"});
+      out.push_back({"logits_fp32", "true", "tensor_parallel/cross_entropy.py: vocab-parallel CE on logits.float()"});
+      break;
+    case Framework::kTorchtune:
+      out.push_back({"precision", "bf16", "recipes/configs/*: dtype: bf16"});
+      out.push_back({"optimizer_impl", "fused", "recipes/configs/llama3_1/8B_full.yaml: torch.optim.AdamW fused: True"});
+      out.push_back({"loss", "chunked", "modules/loss/ce_chunked_output_loss.py CEWithChunkedOutputLoss(num_output_chunks=8)"});
+      out.push_back({"logits_fp32", "true", "CEWithChunkedOutputLoss: each chunk .float()"});
+      out.push_back({"recompute", "full", "recipes/configs/*: enable_activation_checkpointing: True (training/memory.py)"});
+      if (multi_gpu) out.push_back({"sharding", "fsdp-full", "training/_distributed.py shard_model: FSDP2 fully_shard"});
+      if (adapter) out.push_back({"lora_targets", "all-linear", "llama3_1 8B LoRA configs: q_proj, v_proj, output_proj + MLP"});
+      break;
+    case Framework::kTorchtitan:
+      out.push_back({"precision", "bf16", "job_config.py Training.mixed_precision_param=bfloat16"});
+      out.push_back({"optimizer_impl", "fused", "job_config.py Optimizer.implementation=fused"});
+      out.push_back({"logits_fp32", "true", "components/loss.py cross_entropy_loss: pred.float()"});
+      out.push_back({"recompute", "full", "job_config.py ActivationCheckpoint: mode selective, option \"2\" (every 2nd block)"});
+      if (!r.recompute) out.push_back({"recompute_every", "2", "job_config.py ActivationCheckpoint.selective_ac_option=\"2\""});
+      if (multi_gpu) out.push_back({"sharding", "fsdp-full", "job_config.py Parallelism.data_parallel_shard_degree=-1: FSDP2 over all GPUs"});
+      break;
+    case Framework::kLitgpt:
+      out.push_back({"precision", "bf16-mixed", "litgpt/utils.py get_default_supported_precision(training=True)"});
+      out.push_back({"optimizer_impl", "foreach", "torch.optim.AdamW (foreach on CUDA)"});
+      out.push_back({"loss", "chunked", "litgpt/utils.py chunked_cross_entropy(chunk_size=128), no upcast"});
+      if (multi_gpu) {
+        out.push_back({"sharding", "fsdp-full", "finetune/full.py: FSDPStrategy(auto_wrap_policy={Block})"});
+        out.push_back({"recompute", "full", "finetune/full.py: activation_checkpointing_policy={Block}"});
+      }
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Request> apply_framework(const Request& in, Framework* framework, Notes* notes) {
+  Error e;
+  Framework f = Framework::kGeneric;
+  if (!take_enum(in.framework, "framework", kFrameworks, &f, &e)) return e;
+  *framework = f;
+  Request r = in;
+  // Legacy seed spellings decide precision and recompute themselves.
+  for (const Default& d : defaults_of(f, in)) {
+    const std::string field = d.field;
+    if (field == "precision" && in.precision_bits) continue;
+    if (field == "recompute" && in.grad_ckpt) continue;
+    if (field_is_set(r, d.field)) continue;
+    Result<bool> set = set_field_from_text(r, d.field, d.value);
+    if (!set) return set.error();
+    notes->push_back(field + "=" + d.value + " (" + to_string(f) + " default: " + d.source + ")");
+  }
+  if (!in.held_logits && f != Framework::kCustom) {
+    r.held_logits = false;
+    if (f != Framework::kGeneric) {
+      notes->push_back(std::string("held_logits=false (") + to_string(f) +
+                       ": the loop keeps only the loss; the logits are freed before backward)");
+    }
+  }
+  // The framework's words, in trainfit's.
+  if (r.precision) {
+    const std::string word = lower(*r.precision);
+    for (const Meaning& m : precision_words(f)) {
+      if (word != m.word) continue;
+      r.precision = m.precision;
+      std::optional<bool> fp32_grads = m.fp32_grads;
+      if (f == Framework::kDeepSpeed && word == "bf16") fp32_grads = r.zero_stage.value_or(0) == 0;
+      if (fp32_grads && !r.fp32_grads) r.fp32_grads = *fp32_grads;
+      notes->push_back("precision '" + word + "' under " + to_string(f) + " = " + m.precision +
+                       (fp32_grads ? std::string(*fp32_grads ? " with fp32 grads" : " with 16-bit grads") : "") +
+                       " (" + m.source + ")");
+      break;
+    }
+  }
+  if (r.recompute && f == Framework::kTorchtitan && lower(*r.recompute) == "selective") {
+    r.recompute = "op";  // torchtitan's selective is op-level SAC (activation_checkpoint.py _apply_op_sac)
+    notes->push_back("recompute 'selective' under torchtitan = op (op-level selective checkpointing, "
+                     "activation_checkpoint.py _apply_op_sac; Megatron's core-attention recompute is 'core_attn')");
+  } else if (r.recompute && lower(*r.recompute) == "core_attn") {
+    r.recompute = "selective";  // Megatron --recompute-modules core_attn, in any framework's words
+  }
+  return r;
+}
+
+}  // namespace trainfit::resolving

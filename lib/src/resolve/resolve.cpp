@@ -1,0 +1,20 @@
+// Request -> Config: the framework's words and defaults first, then geometry,
+// training and layout, each a step of its own (steps.h). Every rejected value
+// gets one line naming the field, the value and what is accepted.
+#include "steps.h"
+
+namespace trainfit {
+
+Result<Resolved> resolve(const Request& request) {
+  Resolved out;
+  Result<Request> words = resolving::apply_framework(request, &out.config.framework, &out.assumptions);
+  if (!words) return words.error();
+  const Request& r = words.value();
+  for (auto step : {resolving::resolve_geometry, resolving::resolve_training, resolving::resolve_layout}) {
+    Result<bool> done = step(r, &out.config, &out.assumptions);
+    if (!done) return done.error();
+  }
+  return out;
+}
+
+}  // namespace trainfit

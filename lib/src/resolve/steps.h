@@ -1,0 +1,24 @@
+// resolve() in steps, one file each: the framework preset rewrites the request into
+// trainfit's own words (presets.cpp), then geometry, training (step shape, numerics,
+// activations, adapters) and layout (parallelism, hardware) fill a Config.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainfit/config.h"
+#include "trainfit/request.h"
+
+namespace trainfit::resolving {
+
+using Notes = std::vector<std::string>;
+
+// The request in trainfit's vocabulary: the framework's words translated, its
+// defaults filled where the request is silent (each one noted with its source).
+Result<Request> apply_framework(const Request& request, Framework* framework, Notes* notes);
+
+Result<bool> resolve_geometry(const Request& r, Config* c, Notes* notes);
+Result<bool> resolve_training(const Request& r, Config* c, Notes* notes);
+Result<bool> resolve_layout(const Request& r, Config* c, Notes* notes);
+
+}  // namespace trainfit::resolving

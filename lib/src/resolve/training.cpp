@@ -1,0 +1,161 @@
+// Resolve step 2: the training step — its shape, numerics, what is saved for
+// backward, and parameter-efficient adapters.
+#include "choices.h"
+#include "steps.h"
+
+namespace trainfit::resolving {
+namespace {
+
+constexpr int64_t kMaxGpus = int64_t{1} << 20;
+constexpr int64_t kMaxSeq = int64_t{1} << 24;
+
+constexpr Choice<Precision> kPrecisions[] = {{"fp32", Precision::kFp32},
+                                             {"bf16", Precision::kBf16},
+                                             {"bf16-amp", Precision::kBf16Amp},
+                                             {"fp16-amp", Precision::kFp16Amp},
+                                             {"fp8", Precision::kFp8}};
+constexpr Choice<Optimizer> kOptimizers[] = {{"adamw", Optimizer::kAdamW},
+                                             {"adamw-8bit", Optimizer::kAdamW8bit},
+                                             {"sgd", Optimizer::kSgd},
+                                             {"adafactor", Optimizer::kAdafactor},
+                                             {"lion", Optimizer::kLion}};
+constexpr Choice<OptimizerImpl> kOptimizerImpls[] = {
+    {"foreach", OptimizerImpl::kForeach}, {"fused", OptimizerImpl::kFused}, {"loop", OptimizerImpl::kLoop}};
+constexpr Choice<Recompute> kRecomputes[] = {{"none", Recompute::kNone},
+                                             {"selective", Recompute::kSelective},
+                                             {"full", Recompute::kFull},
+                                             {"op", Recompute::kOp}};
+constexpr Choice<Attention> kAttentions[] = {{"eager", Attention::kEager}, {"flash", Attention::kFlash}};
+constexpr Choice<Ops> kOps[] = {{"eager", Ops::kEager}, {"fused", Ops::kFused}};
+constexpr Choice<Loss> kLosses[] = {{"standard", Loss::kStandard}, {"chunked", Loss::kChunked}, {"fused", Loss::kFused}};
+constexpr Choice<Adapter> kAdapters[] = {{"none", Adapter::kNone}, {"lora", Adapter::kLora}, {"qlora", Adapter::kQlora}};
+constexpr Choice<LoraTargets> kLoraTargets[] = {
+    {"qv", LoraTargets::kQv}, {"attention", LoraTargets::kAttention}, {"all-linear", LoraTargets::kAllLinear}};
+
+Result<bool> resolve_step_shape(const Request& r, Config& c, Notes& notes) {
+  Error e;
+  if (!take_int(r.num_gpus, "num_gpus", 1, kMaxGpus, &c.num_gpus, &e) ||
+      !take_int(r.micro_batch, "micro_batch", 1, 1 << 20, &c.micro_batch, &e) ||
+      !take_int(r.seq_length, "seq_length", 1, kMaxSeq, &c.seq_length, &e)) {
+    return e;
+  }
+  if (static_cast<double>(c.micro_batch) * static_cast<double>(c.seq_length) > static_cast<double>(int64_t{1} << 30)) {
+    return invalid("micro_batch", std::to_string(c.micro_batch),
+                   "micro_batch*seq_length at most 2^30 tokens per micro-batch (seq_length=" +
+                       std::to_string(c.seq_length) + ")");
+  }
+  if (!r.num_gpus) notes.push_back("num_gpus=1");
+  if (!r.micro_batch) notes.push_back("micro_batch=1");
+  if (!r.seq_length) notes.push_back("seq_length=4096");
+
+  return true;
+}
+
+Result<bool> resolve_numerics(const Request& r, Config& c, Notes& notes) {
+  Error e;
+  if (r.precision_bits) {
+    const int64_t bits = *r.precision_bits;
+    if (bits != 8 && bits != 16 && bits != 32) return invalid("precision_bits", std::to_string(bits), "8|16|32");
+    // The seed's 16 is the ZeRO paper's mixed precision: 16-bit weights and grads, fp32 master + Adam.
+    c.precision = bits == 32 ? Precision::kFp32 : bits == 8 ? Precision::kFp8 : Precision::kFp16Amp;
+  }
+  if (r.precision) {
+    Precision named = c.precision;
+    if (!take_enum(r.precision, "precision", kPrecisions, &named, &e)) return e;
+    if (r.precision_bits && (named == Precision::kFp32) != (*r.precision_bits == 32)) {
+      return make_error(ErrorCode::kInconsistent, "precision",
+                        "precision='" + *r.precision + "' contradicts precision_bits=" +
+                            std::to_string(*r.precision_bits) + "; give one of them");
+    }
+    c.precision = named;
+  }
+  if (!r.precision && !r.precision_bits) notes.push_back("precision=bf16-amp (fp32 params, bf16 autocast)");
+  if (!take_enum(r.optimizer, "optimizer", kOptimizers, &c.optimizer, &e) ||
+      !take_enum(r.optimizer_impl, "optimizer_impl", kOptimizerImpls, &c.optimizer_impl, &e)) {
+    return e;
+  }
+  if (r.fp32_grads) c.fp32_grads = *r.fp32_grads;
+
+  return true;
+}
+
+Result<bool> resolve_activations(const Request& r, Config& c, Notes& notes) {
+  Error e;
+  if (r.grad_ckpt) {
+    if (*r.grad_ckpt != 0 && *r.grad_ckpt != 1) return invalid("grad_ckpt", std::to_string(*r.grad_ckpt), "0|1");
+    c.recompute = *r.grad_ckpt == 1 ? Recompute::kFull : Recompute::kNone;
+  }
+  if (r.recompute) {
+    Recompute named = c.recompute;
+    if (!take_enum(r.recompute, "recompute", kRecomputes, &named, &e)) return e;
+    if (r.grad_ckpt && (*r.grad_ckpt == 1) != (named == Recompute::kFull)) {
+      return make_error(ErrorCode::kInconsistent, "recompute",
+                        "recompute='" + *r.recompute + "' contradicts grad_ckpt=" + std::to_string(*r.grad_ckpt) +
+                            " (grad_ckpt 1 means full); give one of them");
+    }
+    c.recompute = named;
+  }
+  if (!take_enum(r.attention, "attention", kAttentions, &c.attention, &e) ||
+      !take_enum(r.loss, "loss", kLosses, &c.loss, &e) || !take_enum(r.ops, "ops", kOps, &c.ops, &e)) {
+    return e;
+  }
+  if (!r.attention) notes.push_back("attention=flash");
+  if (r.logits_fp32) c.logits_fp32 = *r.logits_fp32;
+  if (r.held_logits) c.held_logits = *r.held_logits;
+  if (r.compile) c.compile = *r.compile;
+  if (!take_int(r.recompute_every, "recompute_every", 1, 100000, &c.recompute_every, &e)) return e;
+  if (r.recompute_every && *r.recompute_every > 1) {
+    if (!r.recompute && !r.grad_ckpt) c.recompute = Recompute::kFull;  // "checkpoint one layer in N" means full
+    if (c.recompute == Recompute::kNone) {
+      return make_error(ErrorCode::kInconsistent, "recompute_every",
+                        "recompute_every=" + std::to_string(*r.recompute_every) +
+                            " contradicts recompute='none'; give recompute=full|op|selective or drop recompute_every");
+    }
+  }
+
+  return true;
+}
+
+// LoRA / QLoRA: rank 8 and q+v targets are PEFT's, torchtune's and LitGPT's defaults
+// (peft tuners/lora/config.py; torchtune _model_builders.py; litgpt finetune/lora.py).
+Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
+  Error e;
+  if (!take_enum(r.adapter, "adapter", kAdapters, &c.adapter, &e)) return e;
+  if (c.adapter == Adapter::kNone) {
+    const char* stray = r.lora_rank ? "lora_rank" : r.lora_targets ? "lora_targets" : nullptr;
+    if (stray != nullptr) {
+      return make_error(ErrorCode::kInconsistent, stray,
+                        std::string(stray) + " is given but adapter is not lora|qlora; set adapter=lora (or qlora)");
+    }
+    return true;
+  }
+  c.lora_rank = 8;
+  if (!take_int(r.lora_rank, "lora_rank", 1, 65536, &c.lora_rank, &e) ||
+      !take_enum(r.lora_targets, "lora_targets", kLoraTargets, &c.lora_targets, &e)) {
+    return e;
+  }
+  if (!r.lora_rank) notes.push_back("lora_rank=8 (PEFT, torchtune and LitGPT default)");
+  if (!r.lora_targets) notes.push_back("lora_targets=qv (q and v projections: PEFT and LitGPT default)");
+  // PEFT casts adapters to fp32 (autocast_adapter_dtype, tuners_utils.py); torchtune and
+  // LitGPT build them in the model's dtype.
+  const bool fp32_params = c.precision == Precision::kFp32 || c.precision == Precision::kBf16Amp;
+  c.adapter_bytes = c.framework == Framework::kHf || fp32_params ? 4.0 : 2.0;
+  if (c.adapter == Adapter::kQlora && c.precision == Precision::kFp32) {
+    return make_error(ErrorCode::kInconsistent, "adapter",
+                      "adapter=qlora computes in 16-bit (bitsandbytes 4-bit weights are dequantized to bf16); "
+                      "precision=fp32 contradicts it");
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<bool> resolve_training(const Request& r, Config* c, Notes* notes) {
+  for (auto step : {resolve_step_shape, resolve_numerics, resolve_activations, resolve_adapter}) {
+    Result<bool> done = step(r, *c, *notes);
+    if (!done) return done;
+  }
+  return true;
+}
+
+}  // namespace trainfit::resolving
