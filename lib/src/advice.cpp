@@ -41,7 +41,10 @@ std::vector<Candidate> candidates_for(const Config& c) {
     change(x);
     if (valid(x)) out.push_back({field, std::move(value), x, also});
   };
-  if (c.recompute == Recompute::kNone) add("recompute", "selective", [](Config& x) { x.recompute = Recompute::kSelective; });
+  // Megatron's core-attention recompute is "selective" in trainfit's words, but torchtitan
+  // calls op-level checkpointing "selective": name it so that it means the same there.
+  const char* core_attention = c.framework == Framework::kTorchtitan ? "core_attn" : "selective";
+  if (c.recompute == Recompute::kNone) add("recompute", core_attention, [](Config& x) { x.recompute = Recompute::kSelective; });
   if (c.attention == Attention::kEager) add("attention", "flash", [](Config& x) { x.attention = Attention::kFlash; });
   if (c.loss == Loss::kStandard) add("loss", "chunked", [](Config& x) { x.loss = Loss::kChunked; });
   if (c.sharding == Sharding::kZero) {
@@ -55,7 +58,15 @@ std::vector<Candidate> candidates_for(const Config& c) {
       x.micro_batch = mb;
     });
   }
-  if (c.recompute != Recompute::kFull) add("recompute", "full", [](Config& x) { x.recompute = Recompute::kFull; });
+  if (c.framework == Framework::kTorchtitan && c.recompute == Recompute::kNone) {
+    add("recompute", "op", [](Config& x) { x.recompute = Recompute::kOp; });
+  }
+  if (c.recompute != Recompute::kFull || c.recompute_every > 1) {
+    add("recompute", "full", [](Config& x) {
+      x.recompute = Recompute::kFull;
+      x.recompute_every = 1;
+    });
+  }
   for (int64_t tp = c.tp * 2; tp <= 8 * c.tp && tp <= 64; tp *= 2) {
     add("tensor_parallel", std::to_string(tp), [tp](Config& x) {
       x.tp = tp;

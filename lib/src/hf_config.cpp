@@ -125,7 +125,8 @@ Result<Geometry> read_decoder(const json& doc, Family family) {
   g.norm = Norm::kRmsNorm;
   // Gemma's MLP is gated whatever its activation; the others are SwiGLU when silu, else GeLU.
   g.mlp = (gemma || act == "silu" || act == "swish") ? Mlp::kSwiGlu : Mlp::kGelu;
-  // Qwen2 always has q/k/v biases; the others have them when attention_bias is set.
+  // Qwen2 always has q/k/v biases; the others have them when attention_bias is set (that also
+  // gives o_proj a bias, h per layer, which Bias::kQkv leaves out; no released model sets it).
   g.bias = (family == Family::kQwen2 || bias) ? Bias::kQkv : Bias::kNone;
   g.qk_norm = family == Family::kQwen3 || family == Family::kQwen3Moe || family == Family::kGemma3;
   g.sandwich_norm = family == Family::kGemma2 || family == Family::kGemma3;

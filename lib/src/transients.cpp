@@ -64,7 +64,11 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
     switch (c.loss) {
       case Loss::kStandard:
-        if (c.ops == Ops::kEager) {
+        if (c.compile) {
+          // Fused CE: no intermediates in forward; backward writes the logits' gradient.
+          if (c.held_logits) x.held_logits = A * T * V;
+          x.loss_backward = A * T * V;
+        } else if (c.ops == Ops::kEager) {
           // HF ForCausalLMLoss: the (upcast) logits stay referenced by the model output
           // through backward; forward also holds the shifted contiguous copy (or, during
           // the upcast, the low-precision logits); backward nll's dense gradient and
@@ -74,10 +78,12 @@ Transients stage_transients(const Config& c, const StageParams& p) {
           x.loss_forward = std::max(softmax_bytes * shifted * V, softmax_bytes > A ? A * T * V : 0.0);
           x.loss_backward = 2.0 * softmax_bytes * shifted * V;
         } else {
-          // Fused/Megatron: the logits (and their fp32 upcast) beside the loss' output;
-          // backward: the gradient buffers beside the saved output.
-          x.loss_forward = A * T * V + (c.logits_fp32 && A < 4.0 ? 4.0 * T * V : 0.0);
-          x.loss_backward = 2.0 * softmax_bytes * T * V;
+          // Megatron's vocab-parallel CE (core/tensor_parallel/cross_entropy.py): the fp32
+          // upcast becomes the saved softmax in place (exp_, div_), and backward turns that
+          // softmax into the gradient in place: beside it only the low-precision logits in
+          // forward and their gradient in backward.
+          x.loss_forward = A * T * V;
+          x.loss_backward = A * T * V;
           if (c.held_logits) x.held_logits = A * T * V;  // the model's output, as returned
         }
         break;

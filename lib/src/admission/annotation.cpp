@@ -2,7 +2,8 @@
 // and the "trainfit: key=value ..." job comment for clients without the plugin.
 // One rule for both: each key sets one request field; the same field given twice
 // with different values is an error naming both spellings (--llm-zero=3 and
-// --llm-spec=zero_stage=0); the HF geometry comes first and options override it.
+// --llm-spec=zero_stage=0); the HF geometry comes first, then the fields of a
+// framework config file (--llm-config), and options override both.
 #include <cctype>
 #include <string_view>
 
@@ -22,6 +23,7 @@ std::string shown(const std::string& value) {
   return value.substr(0, 64) + "…[" + std::to_string(value.size()) + " bytes]";
 }
 constexpr const char* kGeometryVariable = "TRAINFIT_GEOMETRY";
+constexpr const char* kConfigVariable = "TRAINFIT_CONFIG";  // --llm-config's fields, read on the submit host
 
 std::string mangle(std::string name) {  // Slurm replaces non-alphanumerics with '_'
   for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -104,10 +106,10 @@ class Builder {
   Result<bool> set_option(const std::string& raw_key, const std::string& value) {
     const std::string key = strip_option_prefix(raw_key);
     if (key == "check") return true;
-    if (key == "hf-config") {
-      return make_error(ErrorCode::kInvalidValue, "hf-config",
-                        "hf-config is read on the submit host by the SPANK plugin (--llm-hf-config); a comment "
-                        "cannot carry it: give the geometry fields instead");
+    if (key == "hf-config" || key == "config") {
+      return make_error(ErrorCode::kInvalidValue, key,
+                        key + " is read on the submit host by the SPANK plugin (--llm-" + key + "); a comment "
+                        "cannot carry it: give the fields instead");
     }
     if (key != "spec") return set(key, value, false);
     for (const std::string& pair : split(value, ',')) {
@@ -163,8 +165,10 @@ const std::vector<OptionSpec>& llm_options() {
       {"precision", "precision", "fp32|bf16|bf16-amp|fp16-amp|fp8", "numerics"},
       {"tp", "tensor_parallel", "N", "tensor-parallel size"},
       {"pp", "pipeline_parallel", "N", "pipeline-parallel size"},
+      {"framework", "framework", "NAME", "training framework whose words the options use (hf, deepspeed, torchtune, torchtitan, megatron, litgpt, custom)"},
       {"spec", "", "KEY=VAL[,KEY=VAL...]", "any trainfit request field (see 'trainfit fields')"},
       {"hf-config", "", "PATH", "Hugging Face config.json giving the geometry (read at submission)"},
+      {"config", "", "FILE", "DeepSpeed .json, torchtune .yaml, torchtitan .toml or Megatron-LM arguments (read at submission)"},
       {"check", "", "", "print slurmctld's trainfit verdict (min_gpus_to_fit) and submit"},
   };
   return options;
@@ -177,18 +181,22 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
   out->face = Face::kOptions;
   const size_t prefix = std::char_traits<char>::length(kSpankPrefix);
   std::vector<std::pair<const OptionSpec*, std::string>> options;
+  std::string geometry, config;  // applied in this order whatever the order of the environment
   for (const std::string& entry : env) {
     const size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
-    const bool ours = entry.compare(0, prefix, kSpankPrefix) == 0 || entry.compare(0, eq, kGeometryVariable) == 0;
+    const bool ours = entry.compare(0, prefix, kSpankPrefix) == 0 || entry.compare(0, eq, kGeometryVariable) == 0 ||
+                      entry.compare(0, eq, kConfigVariable) == 0;
     if (ours && entry.size() > kMaxComment) {
       return make_error(ErrorCode::kInvalidValue, "spank", "an --llm option of " + std::to_string(entry.size()) +
                                                                " bytes; accepted: at most " + std::to_string(kMaxComment));
     }
     if (entry.compare(0, eq, kGeometryVariable) == 0) {
       out->found = true;
-      Result<bool> set = apply_key_values(out->request, entry.substr(eq + 1), ',');  // geometry first: options override it
-      if (!set) return set.error();
+      geometry = entry.substr(eq + 1);
+    } else if (entry.compare(0, eq, kConfigVariable) == 0) {
+      out->found = true;
+      config = entry.substr(eq + 1);
     } else if (entry.compare(0, prefix, kSpankPrefix) == 0 && eq > prefix) {
       const OptionSpec* option = option_from_env_name(std::string_view(entry).substr(prefix, eq - prefix));
       if (option == nullptr) continue;
@@ -196,9 +204,15 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
       options.emplace_back(option, entry.substr(eq + 1));
     }
   }
+  // The files first (the geometry, then the config file's fields): options override them.
+  for (const std::string* spec : {&geometry, &config}) {
+    Result<bool> set = apply_key_values(out->request, *spec, ',');
+    if (!set) return set.error();
+  }
   Builder builder(&out->request, Face::kOptions);
   for (const auto& [option, value] : options) {
-    if (std::string(option->option) == "hf-config") continue;  // its geometry is TRAINFIT_GEOMETRY
+    const std::string name = option->option;
+    if (name == "hf-config" || name == "config") continue;  // carried as TRAINFIT_GEOMETRY / TRAINFIT_CONFIG
     out->check |= is_check(option->option);
     Result<bool> set = builder.set_option(option->option, value);
     if (!set) return set.error();

@@ -127,7 +127,7 @@ class TorchtuneReader {
       Result<bool> ok = model_argument(key, entry.first.as<std::string>(), entry.second);
       if (!ok) return ok;
     }
-    if (!component_) return m_.error(ErrorCode::kMissing, "model._component_", "model._component_ is missing");
+    if (component_.empty()) return m_.error(ErrorCode::kMissing, "model._component_", "model._component_ is missing");
     return true;
   }
 

@@ -57,6 +57,9 @@ const std::vector<Meaning>& precision_words(Framework f) {
       {"bf16", "bf16-amp", std::nullopt,
        "job_config.py Training.mixed_precision_param=bfloat16: FSDP2 MixedPrecisionPolicy over fp32 sharded params"},
       {"bf16-true", "bf16", std::nullopt, "job_config.py Training.dtype=bfloat16: everything bf16, no fp32 copy"},
+      // Float8 is a converter over the same FSDP2 policy; Float8Linear saves its bf16
+      // input and re-casts in backward (torchao float8/float8_linear.py).
+      {"fp8", "bf16-amp", std::nullopt, "quantize.linear.float8: torchao Float8Linear over FSDP2 mixed precision"},
   };
   static const std::vector<Meaning> litgpt = {
       {"bf16", "bf16-amp", std::nullopt, "Lightning: 'bf16' is bf16-mixed (autocast over fp32 parameters)"},
@@ -168,7 +171,9 @@ Result<Request> apply_framework(const Request& in, Framework* framework, Notes* 
   // The framework's words, in trainfit's.
   if (r.precision) {
     const std::string word = lower(*r.precision);
-    for (const Meaning& m : precision_words(f)) {
+    std::vector<Meaning> words = precision_words(f);
+    for (const Meaning& m : precision_words(Framework::kGeneric)) words.push_back(m);  // aliases everywhere
+    for (const Meaning& m : words) {
       if (word != m.word) continue;
       r.precision = m.precision;
       std::optional<bool> fp32_grads = m.fp32_grads;
