@@ -1,0 +1,145 @@
+// Framework presets, held logits, op-level and every-N recompute, LoRA/QLoRA and the
+// measures: each expectation comes from the framework's own definition or a published
+// figure, not from trainfit's output.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "trainfit/config.h"
+#include "trainfit/estimate.h"
+
+namespace trainfit::testing {
+namespace {
+
+const std::string kLlama8b = "model=llama3-8b,seq_length=4096,micro_batch=1,num_gpus=1,gpu=h200";
+
+// Bytes per parameter by framework word (AdamW, no sharding).
+TEST(Frameworks, PrecisionWordsMeanWhatTheFrameworkMeans) {
+  // Megatron --bf16: bf16 params 2 + fp32 main_grad 4 + fp32 main params 4 + Adam 8 = 18
+  // (Megatron-LM docs/source/api-guide/dist_optimizer.md, "bf16 param, fp32 grads": 18).
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=megatron,precision=bf16").bytes_per_param, 18.0);
+  // --grad-reduce-in-bf16 (fp32_grads=false) drops the main_grad to 2 bytes: 16.
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=megatron,precision=bf16,fp32_grads=false").bytes_per_param, 16.0);
+  // torchtune dtype bf16: params, grads and both AdamW moments in bf16 = 2+2+4 = 8.
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=torchtune,precision=bf16").bytes_per_param, 8.0);
+  // HF --bf16: autocast over fp32 params: 4 + 4 grads + 8 moments = 16 (the bf16 copies
+  // are activations).
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=hf,precision=bf16").bytes_per_param, 16.0);
+  // DeepSpeed bf16 with ZeRO: bf16 params and grads + fp32 master + Adam = 2+2+4+8 (ZeRO paper K=12);
+  // without ZeRO the BF16_Optimizer accumulates fp32 grads: 18.
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=deepspeed,precision=bf16,zero_stage=1").bytes_per_param, 16.0);
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=deepspeed,precision=bf16,zero_stage=0").bytes_per_param, 18.0);
+  // LitGPT bf16-true is pure bf16 (8), bf16-mixed autocast over fp32 (16).
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=litgpt,precision=bf16-true").bytes_per_param, 8.0);
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=litgpt,precision=bf16-mixed").bytes_per_param, 16.0);
+}
+
+TEST(Frameworks, ExplicitFieldsWinOverPresets) {
+  const Config c = config_of(kLlama8b + ",framework=torchtune,loss=standard,optimizer_impl=foreach,recompute=none");
+  EXPECT_EQ(c.loss, Loss::kStandard);
+  EXPECT_EQ(c.optimizer_impl, OptimizerImpl::kForeach);
+  EXPECT_EQ(c.recompute, Recompute::kNone);
+  const Config defaults = config_of(kLlama8b + ",framework=torchtune");
+  EXPECT_EQ(defaults.loss, Loss::kChunked);  // CEWithChunkedOutputLoss in the recipes
+  EXPECT_EQ(defaults.optimizer_impl, OptimizerImpl::kFused);
+  EXPECT_EQ(defaults.recompute, Recompute::kFull);
+}
+
+TEST(Frameworks, EveryFilledValueIsNotedWithItsSource) {
+  Request r;
+  ASSERT_TRUE(apply_key_values(r, kLlama8b + ",framework=torchtitan").ok());
+  Result<Resolved> resolved = resolve(r);
+  ASSERT_TRUE(resolved.ok());
+  std::string notes;
+  for (const std::string& n : resolved->assumptions) notes += n + "\n";
+  for (const char* filled : {"optimizer_impl=fused", "logits_fp32=true", "recompute=full", "recompute_every=2"}) {
+    EXPECT_NE(notes.find(filled), std::string::npos) << filled << " missing from\n" << notes;
+  }
+  EXPECT_NE(notes.find("job_config.py"), std::string::npos) << "sources are named";
+}
+
+TEST(Frameworks, TorchtitanSelectiveIsOpLevel) {
+  const Config titan = config_of(kLlama8b + ",framework=torchtitan,recompute=selective");
+  EXPECT_EQ(titan.recompute, Recompute::kOp);
+  const Config megatron = config_of(kLlama8b + ",framework=megatron,recompute=selective");
+  EXPECT_EQ(megatron.recompute, Recompute::kSelective);
+  // Megatron's word in torchtitan's tongue.
+  EXPECT_EQ(config_of(kLlama8b + ",framework=torchtitan,recompute=core_attn").recompute, Recompute::kSelective);
+}
+
+TEST(Frameworks, UnknownFrameworkIsOneClearLine) {
+  const Error e = error_of(kLlama8b + ",framework=nemo2");
+  EXPECT_EQ(e.field, "framework");
+  EXPECT_NE(e.message.find("'nemo2'"), std::string::npos);
+  EXPECT_NE(e.message.find("torchtitan"), std::string::npos);
+}
+
+// Op-level checkpointing keeps the block input, the outputs of wq, wv, w1, w2 and the
+// attention output with its fp32 log-sum-exp (torchtitan _op_sac_save_list, every other mm).
+TEST(Recompute, OpLevelKeepsTheSavedOpsOutputs) {
+  const Config c = config_of("model=llama3-8b,seq_length=4096,micro_batch=1,precision=bf16,recompute=op,ops=fused");
+  const double T = 4096, h = 4096, q = 4096, kv = 1024, F = 14336, heads = 32;
+  const double expected = 2 * T * h + 2 * T * (q + kv + F + h) + 2 * T * q + 4 * T * heads;
+  const Breakdown b = estimate(c);
+  EXPECT_NEAR(b.stage.activations.per_layer, expected, 1.0);
+}
+
+TEST(Recompute, EveryNCheckpointsOneLayerInN) {
+  const std::string base = "model=llama3-8b,seq_length=4096,micro_batch=1,precision=bf16";
+  const double none = estimate_of(base + ",recompute=none").stage.activations.per_layer;
+  const double full = estimate_of(base + ",recompute=full").stage.activations.per_layer;
+  // 32 layers, every 2nd checkpointed: 16 full + 16 none.
+  EXPECT_NEAR(estimate_of(base + ",recompute=full,recompute_every=2").stage.activations.per_layer, (none + full) / 2, 1.0);
+  // recompute_every alone means full recompute of one layer in N; with none it contradicts.
+  EXPECT_EQ(config_of(base + ",recompute_every=4").recompute, Recompute::kFull);
+  EXPECT_EQ(error_of(base + ",recompute=none,recompute_every=2").field, "recompute_every");
+}
+
+// HF Trainer returns only the loss, so the fp32 logits are freed before backward; a loop
+// that keeps the output holds b*s*V*4 bytes more: 3.9 GiB at Llama-3-8B, seq 8192.
+TEST(HeldLogits, HoldingTheOutputCostsTheFp32Logits) {
+  const std::string base = "model=llama3-8b,seq_length=8192,micro_batch=1,num_gpus=8,zero_stage=3,framework=hf";
+  const double dropped = estimate_of(base + ",held_logits=false").measures.max_memory_allocated;
+  const double held = estimate_of(base + ",held_logits=true").measures.max_memory_allocated;
+  EXPECT_DOUBLE_EQ(held - dropped, 4.0 * 8192 * 128256);
+  EXPECT_TRUE(config_of(kLlama8b + ",framework=custom").held_logits);  // a hand-written loop
+  EXPECT_FALSE(config_of(kLlama8b).held_logits);
+  EXPECT_FALSE(config_of(kLlama8b + ",framework=torchtune").held_logits);
+}
+
+// LitGPT's resource table (tutorials/resource-tables.md, lit-gpt 8641822): Llama 2 7B
+// LoRA r=8 on query and value: 4,194,304 trainable parameters. Their gradients are
+// the only gradients (bf16-true: 2 bytes each).
+TEST(Adapters, LoraTrainsOnlyTheAdapters) {
+  const Breakdown b = estimate_of("model=llama2-7b,seq_length=1024,framework=litgpt,precision=bf16-true,adapter=lora,"
+                                  "lora_rank=8,lora_targets=qv");
+  EXPECT_DOUBLE_EQ(b.stage.states.grads, 4194304.0 * 2.0);
+  EXPECT_DOUBLE_EQ(b.stage.states.optimizer, 4194304.0 * 2.0 * 2.0);  // two bf16 moments
+  const Breakdown full = estimate_of("model=llama2-7b,seq_length=1024,framework=litgpt,precision=bf16-true");
+  EXPECT_LT(b.stage.states.total(), full.stage.states.total() / 3.0);
+}
+
+// QLoRA: NF4 codes (4 bits) + 8-bit absmax per 64 + fp32 per 256 absmax = 4.127 bits for
+// the layers' linear weights (Dettmers et al. 2023, section 2 "Double Quantization").
+TEST(Adapters, QloraStoresTheFrozenLinearsInNf4) {
+  const std::string base = "model=llama2-7b,seq_length=1024,precision=bf16,adapter=";
+  const double lora = estimate_of(base + "lora").stage.states.weights;
+  const double qlora = estimate_of(base + "qlora").stage.states.weights;
+  const ParamCounts p = count_parameters(config_of(base + "lora").geo);
+  const double layer_linear = 32.0 * (p.per_layer - 2.0 * 4096);  // layers minus their two norms
+  const double nf4 = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+  EXPECT_NEAR(lora - qlora, layer_linear * (2.0 - nf4), 1e3);
+  EXPECT_EQ(error_of("model=llama2-7b,precision=fp32,adapter=qlora").field, "adapter");
+  EXPECT_EQ(error_of("model=llama2-7b,lora_rank=16").field, "lora_rank");
+}
+
+TEST(Measures, AllocatedReservedAndProcessAreOrdered) {
+  const Breakdown b = estimate_of("model=llama3-8b,seq_length=4096,num_gpus=8,zero_stage=3");
+  EXPECT_LT(b.measures.max_memory_allocated, b.measures.max_memory_reserved);
+  EXPECT_LT(b.measures.max_memory_reserved, b.measures.nvidia_smi);
+  EXPECT_DOUBLE_EQ(b.measures.nvidia_smi, b.per_gpu_total);  // the fit decision's figure
+  EXPECT_DOUBLE_EQ(b.measures.nvidia_smi - b.measures.max_memory_reserved,
+                   b.overheads.cuda_context + b.overheads.nccl);
+}
+
+}  // namespace
+}  // namespace trainfit::testing
