@@ -39,7 +39,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"model=llama3-70b,gpu=a100-40gb,seq_length=4096,zero_stage=3,tensor_parallel=4,num_gpus=4,recompute=full,"
                            "sequence_parallel=true,gpus_per_node=8"},
                       Case{"model=llama3-405b,gpu=h100,seq_length=8192,sharding=fsdp-full,tensor_parallel=8,"
-                           "pipeline_parallel=4,num_gpus=32,recompute=full,gpus_per_node=8"},
+                           "pipeline_parallel=16,num_gpus=128,recompute=full,gpus_per_node=8"},
                       Case{"model=llama3-8b,gpu=l40s,seq_length=2048,zero_stage=2,precision=bf16,recompute=full"},
                       Case{"model=mixtral-8x7b,gpu=h200,zero_stage=3,expert_parallel=2,num_gpus=2,recompute=full"}),
     [](const ::testing::TestParamInfo<Case>& param_info) { return "Layout" + std::to_string(param_info.index); });

@@ -10,10 +10,6 @@
 namespace trainfit::model {
 namespace {
 
-// Bytes per parameter of a 4-bit NF4 weight: 4-bit codes, one 8-bit absmax per 64
-// weights, one fp32 factor per 256 absmax (double quantization): 4.127 bits.
-constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
-
 struct Linear {
   double in, out;
 };

@@ -42,6 +42,9 @@ bool grads_persist(const Config& c);
 MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain);
 
 // LoRA / QLoRA (adapters.cpp).
+// Bytes per parameter of a 4-bit NF4 weight: 4-bit codes, one 8-bit absmax per 64
+// weights, one fp32 factor per 256 absmax (double quantization): 4.127 bits.
+constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
 struct AdapterShape {
   double params_per_layer = 0;  // A and B of every target linear, on this rank
   double inputs_per_token = 0;  // summed input widths of the targets

@@ -120,6 +120,12 @@ ModelStates gpu_states(const Config& c, const StageParams& p, double* host) {
   if (c.offload_params) {  // ZeRO-Infinity / FSDP CPUOffload: sharded params in host RAM
     *host += s.weights;
     s.weights = 0;
+    // FSDP's CPUOffloadPolicy also keeps the sharded gradients on the CPU, where the
+    // optimizer steps (torch/distributed/fsdp/_fully_shard/_fsdp_api.py CPUOffloadPolicy).
+    if (c.sharding != Sharding::kZero) {
+      *host += s.grads;
+      s.grads = 0;
+    }
   }
   return s;
 }

@@ -19,15 +19,27 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   // (FSDP MixedPrecision param_dtype=bf16; DeepSpeed fp16 partitions).
   const double gathered = c.precision == Precision::kFp32 ? 4.0 : 2.0;
 
-  if (c.zero_stage == 3 && c.sharding != Sharding::kFsdpGradOp) {
+  const double all = p.dense + p.experts;
+  // QLoRA gathers NF4 layers: the largest unit in bytes is then a 16-bit (un)embedding.
+  const double unit_bytes = c.adapter == Adapter::kQlora
+                                ? std::max(kNf4BytesPerParam * p.per_layer, gathered * std::max(p.embedding, p.head))
+                                : gathered * p.largest_unit;
+  if (c.zero_stage == 3 && c.sharding != Sharding::kZero && c.pp > 1) {
+    // FSDP under pipeline parallelism (torchtitan parallelize.py apply_fsdp: no reshard
+    // after forward with PP; torch.distributed.pipelining stage.py
+    // backward_maybe_with_nosync: gradient sync only on the last micro-batch): the stage's
+    // parameters stay gathered through the step and its unsharded gradients accumulate
+    // in the reduce dtype (fp32) until the last micro-batch.
+    x.fsdp_units_fwd = gathered * all;
+    x.fsdp_units_bwd = gathered * all + 4.0 * all;
+  } else if (c.zero_stage == 3 && c.sharding != Sharding::kFsdpGradOp) {
     // Current unit + one prefetched unit; backward adds the current unit's
     // unsharded gradient before reduce-scatter (DeepSpeed estimate_zero3: 4 B x
     // largest layer; llm-analysis max(fwd_prefetch, bwd_prefetch)).
-    x.fsdp_units_fwd = 2.0 * gathered * p.largest_unit;
-    x.fsdp_units_bwd = 2.0 * gathered * p.largest_unit + b.grad * p.largest_unit;
+    x.fsdp_units_fwd = 2.0 * unit_bytes;
+    x.fsdp_units_bwd = 2.0 * unit_bytes + b.grad * p.largest_unit;
   } else if (c.sharding == Sharding::kFsdpGradOp) {
     // SHARD_GRAD_OP: parameters stay unsharded from forward through backward.
-    const double all = p.dense + p.experts;
     x.fsdp_units_fwd = gathered * all;
     x.fsdp_units_bwd = gathered * all + b.grad * p.largest_unit;
   }

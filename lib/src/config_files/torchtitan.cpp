@@ -365,10 +365,48 @@ class TorchtitanReader {
   Seen seen_;
 };
 
+// toml11 parses arrays and inline tables recursively: a file of a million '[' would
+// overflow the stack. The deepest nesting outside strings and comments, and its line.
+constexpr int kMaxNesting = 64;
+
+int deepest_nesting(const std::string& text, size_t* line_of_deepest) {
+  int depth = 0, deepest = 0;
+  size_t line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') ++line;
+    if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const bool triple = text.compare(i, 3, std::string(3, c)) == 0;
+      const std::string close = triple ? std::string(3, c) : std::string(1, c);
+      for (i += close.size(); i < text.size() && text.compare(i, close.size(), close) != 0; ++i) {
+        if (text[i] == '\n') ++line;
+        if (c == '"' && text[i] == '\\') ++i;  // an escape in a basic string
+      }
+      i += close.size() - 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest) {
+        deepest = depth;
+        *line_of_deepest = line;
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 Result<ConfigFile> read_torchtitan(const std::string& text, const std::string& source) {
   Mapping m("torchtitan", source);
+  size_t line = 0;
+  if (deepest_nesting(text, &line) > kMaxNesting) {
+    return m.error(ErrorCode::kMalformed, "config",
+                   "malformed TOML at line " + std::to_string(line) + ": nested deeper than " +
+                       std::to_string(kMaxNesting) + " levels");
+  }
   try {
     std::istringstream in(text);
     const Value doc = toml::parse<toml::discard_comments, std::map, std::vector>(in, source);

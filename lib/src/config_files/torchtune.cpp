@@ -3,6 +3,7 @@
 // (cfg.batch_size, cfg.gradient_accumulation_steps, cfg.dtype, cfg.compile,
 // cfg.enable_activation_checkpointing, cfg.optimizer_in_bwd, cfg.fsdp_cpu_offload),
 // torchtune/models/*/_model_builders.py (model components and their LoRA arguments).
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -353,6 +354,10 @@ Result<ConfigFile> read_torchtune(const std::string& text, const std::string& so
     TorchtuneReader reader(m);
     Result<bool> ok = reader.read(doc);
     if (!ok) return ok.error();
+  } catch (const YAML::DeepRecursion& e) {
+    return m.error(ErrorCode::kMalformed, "config",
+                   "malformed YAML at line " + std::to_string(e.mark.line + 1) + ": nested deeper than " +
+                       std::to_string(e.depth()) + " levels");
   } catch (const YAML::Exception& e) {
     const std::string at = e.mark.is_null() ? std::string()
                                             : " at line " + std::to_string(e.mark.line + 1) + ", column " +
