@@ -135,13 +135,22 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   const double t = static_cast<double>(c.tp), r = sp_divisor(c);
   const double pp = static_cast<double>(c.pp), m = static_cast<double>(c.num_microbatches);
   const double A = act_bytes(c), Ain = gemm_input_bytes(c);
-  // 1F1B: stage k holds min(m, p - k) micro-batches; the first stage p of them
-  // (L/p layers each = L layers' worth), the last stage one. Interleaving with v
-  // chunks multiplies the first stage by 1 + (p-1)/(p v) (Korthikanti section 4.2.3).
+  // Micro-batches (in stage-sized units) whose activations a stage holds at the peak.
+  // 1F1B: stage k holds min(m, p - k): the first stage p, the last one (Korthikanti
+  // section 4.2.3). Interleaved with v chunks of L/(p v) layers: warm-up of
+  // (v-1) g + 2(p-k-1) chunk-micro-batches (g = p, Megatron's default
+  // microbatch_group_size_per_vp_stage), so warm-up + 1 chunks of 1/v stage are held,
+  // capped by the m v there are (schedules.py get_pp_rank_microbatches). At k = 0 this
+  // is Korthikanti's p (1 + (p-1)/(p v)); the last stage holds ((v-1) p + 1) / v.
   double in_flight = 1.0;
-  if (c.pp > 1 && p.first) {
-    in_flight = std::min(m, pp);
-    if (c.vpp > 1) in_flight *= 1.0 + (pp - 1.0) / (pp * static_cast<double>(c.vpp));
+  if (c.pp > 1) {
+    const double k = p.first ? 0.0 : pp - 1.0;
+    if (c.vpp > 1) {
+      const double v = static_cast<double>(c.vpp);
+      in_flight = std::min(m * v, (v - 1.0) * pp + 2.0 * (pp - k - 1.0) + 1.0) / v;
+    } else {
+      in_flight = std::min(m, pp - k);
+    }
   }
   // One layer in N checkpointed (torchtitan _apply_layer_sac: block k iff k % N == 0;
   // torchtune ac_option): the others keep everything.

@@ -63,9 +63,11 @@ Breakdown estimate(const Config& c) {
   b.capacity = c.capacity_bytes;
 
   double host = 0;
+  double reported_peak = 0;  // the tensor peak of the stage `measures` describe
   if (c.pp == 1) {
     b.stage = stage_memory(c, true, true, &host);
     b.critical_stage = "only";
+    reported_peak = b.stage.tensor_peak;
   } else {
     double host_last = 0;
     const StageMemory first = stage_memory(c, true, false, &host);
@@ -74,14 +76,18 @@ Breakdown estimate(const Config& c) {
     b.stage = last_wins ? last : first;
     b.critical_stage = last_wins ? "last" : "first";
     if (last_wins) host = host_last;
+    reported_peak = c.report_stage == ReportStage::kFirst  ? first.tensor_peak
+                    : c.report_stage == ReportStage::kLast ? last.tensor_peak
+                                                           : b.stage.tensor_peak;
   }
   b.params_on_gpu = b.stage.params;
   b.host_offload_per_gpu = host;
   b.overheads = model::overheads(c, b.stage.tensor_peak);
   b.per_gpu_total = b.stage.tensor_peak + b.overheads.total();
-  b.measures.max_memory_allocated = b.stage.tensor_peak;
-  b.measures.max_memory_reserved = b.stage.tensor_peak + b.overheads.allocator;
-  b.measures.nvidia_smi = b.per_gpu_total;
+  const Overheads reported = model::overheads(c, reported_peak);
+  b.measures.max_memory_allocated = reported_peak;
+  b.measures.max_memory_reserved = reported_peak + reported.allocator;
+  b.measures.nvidia_smi = reported_peak + reported.total();
   b.fits = b.per_gpu_total <= b.capacity;
   return b;
 }

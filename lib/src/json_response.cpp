@@ -57,7 +57,9 @@ ordered_json breakdown_json(const Response& r) {
   j["measures"] = {{"max_memory_allocated_gb", gib(b.measures.max_memory_allocated)},
                    {"max_memory_reserved_gb", gib(b.measures.max_memory_reserved)},
                    {"nvidia_smi_gb", gib(b.measures.nvidia_smi)},
-                   {"fit_uses", "nvidia_smi_gb"}};
+                   {"stage", c.pp == 1 ? "only" : c.report_stage == ReportStage::kFirst ? "first"
+                                                  : c.report_stage == ReportStage::kLast ? "last" : b.critical_stage},
+                   {"fit_uses", "nvidia_smi_gb of the critical stage (per_gpu_total_gb)"}};
   // Exact bytes of the headline figures, for checks finer than the GiB rounding.
   j["bytes"] = {{"model_states", std::llround(s.states.total())},
                 {"activations", std::llround(s.activations.total())},

@@ -86,6 +86,7 @@ const std::vector<Row>& rows() {
       {{"context_parallel", "cp", FieldKind::kInt, "integer >= 1 dividing seq_length", "context-parallel size"}, &Request::context_parallel},
       {{"expert_parallel", "ep", FieldKind::kInt, "integer >= 1 dividing num_experts", "expert-parallel size"}, &Request::expert_parallel},
       {{"num_microbatches", "microbatches", FieldKind::kInt, "integer >= 1", "micro-batches per step (gradient accumulation / pipeline)"}, &Request::num_microbatches},
+      {{"report_stage", "report-stage", FieldKind::kString, "critical|first|last", "pipeline stage breakdown.measures describe (Megatron logs the last rank's; the fit uses the critical one)"}, &Request::report_stage},
       {{"sharding", "sharding", FieldKind::kString, "zero|fsdp-full|fsdp-grad-op|fsdp-hybrid", "sharding implementation"}, &Request::sharding},
       {{"gpus_per_node", "gpus-per-node", FieldKind::kInt, "integer >= 1", "GPUs per node (min_gpus_to_fit uses whole nodes beyond one)"}, &Request::gpus_per_node},
       // hardware

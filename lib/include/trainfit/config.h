@@ -35,6 +35,8 @@ enum class Attention { kEager, kFlash };
 enum class Ops { kEager, kFused };
 enum class Loss { kStandard, kChunked, kFused };
 enum class Sharding { kZero, kFsdpFull, kFsdpGradOp, kFsdpHybrid };
+// Which pipeline stage breakdown.measures describe: the fit always uses the critical one.
+enum class ReportStage { kCritical, kFirst, kLast };
 
 struct Geometry {
   int64_t layers = 0;
@@ -93,6 +95,7 @@ struct Config {
   Sharding sharding = Sharding::kZero;
   int zero_stage = 0;
   int64_t gpus_per_node = 0;  // 0 = not given
+  ReportStage report_stage = ReportStage::kCritical;
   // Hardware
   std::string gpu_name;
   double capacity_bytes = 0;

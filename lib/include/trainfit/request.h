@@ -71,6 +71,7 @@ struct Request {
   std::optional<int64_t> context_parallel;
   std::optional<int64_t> expert_parallel;
   std::optional<int64_t> num_microbatches;
+  std::optional<std::string> report_stage;  // critical | first | last: the stage `measures` describe
   std::optional<std::string> sharding;
   std::optional<int64_t> gpus_per_node;
   // --- hardware ---

@@ -403,13 +403,14 @@ Result<std::vector<Arg>> args_of(const std::vector<std::string>& words, Mapping&
 
 bool looks_like_flags(const std::string& text) {
   std::vector<std::string> words;
-  return words_of(text, &words) && !words.empty() && is_flag(words.front());
+  words_of(text, &words);  // an unclosed quote is read_megatron_args' error to report
+  return !words.empty() && is_flag(words.front());
 }
 
 Result<ConfigFile> read_megatron_args(const std::string& text, const std::string& source) {
   Mapping m("megatron", source);
   std::vector<std::string> words;
-  if (!words_of(text, &words)) return m.error(ErrorCode::kMalformed, "config", "a quote is not closed");
+  if (!words_of(text, &words)) return m.error(ErrorCode::kMalformed, "config", "malformed arguments: a quote is not closed");
   if (words.empty()) return m.error(ErrorCode::kMalformed, "config", "no arguments");
   Result<std::vector<Arg>> args = args_of(words, m);
   if (!args) return args.error();

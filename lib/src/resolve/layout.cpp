@@ -10,6 +10,8 @@ namespace {
 
 constexpr int64_t kMaxSeq = int64_t{1} << 24;
 
+constexpr Choice<ReportStage> kReportStages[] = {
+    {"critical", ReportStage::kCritical}, {"first", ReportStage::kFirst}, {"last", ReportStage::kLast}};
 constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},
                                            {"fsdp-full", Sharding::kFsdpFull},
                                            {"fsdp-grad-op", Sharding::kFsdpGradOp},
@@ -24,7 +26,8 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
       !take_int(r.context_parallel, "context_parallel", 1, kMaxSeq, &c.cp, &e) ||
       !take_int(r.expert_parallel, "expert_parallel", 1, 65536, &c.ep, &e) ||
       !take_int(r.gpus_per_node, "gpus_per_node", 1, 4096, &c.gpus_per_node, &e) ||
-      !take_enum(r.sharding, "sharding", kShardings, &c.sharding, &e)) {
+      !take_enum(r.sharding, "sharding", kShardings, &c.sharding, &e) ||
+      !take_enum(r.report_stage, "report_stage", kReportStages, &c.report_stage, &e)) {
     return e;
   }
   if (r.sequence_parallel) c.sp = *r.sequence_parallel;
