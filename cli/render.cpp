@@ -84,7 +84,10 @@ void print_estimate_table(std::ostream& out, const Response& r) {
   out << (c.model_name.empty() ? std::string("custom model") : c.model_name) << " on " << c.num_gpus << " x "
       << c.gpu_name << ", seq " << c.seq_length << ", micro-batch " << c.micro_batch << ", " << to_string(c.precision)
       << " " << to_string(c.optimizer) << ", ZeRO-" << c.zero_stage << " (" << to_string(c.sharding)
-      << "), recompute " << to_string(c.recompute) << ", tp " << c.tp << " pp " << c.pp << " cp " << c.cp << "\n";
+      << "), recompute " << to_string(c.recompute)
+      << (c.recompute_every > 1 ? " every " + std::to_string(c.recompute_every) : std::string())
+      << (c.adapter != Adapter::kNone ? std::string(", ") + to_string(c.adapter) + " r" + std::to_string(c.lora_rank) : std::string())
+      << (c.framework != Framework::kGeneric ? std::string(", framework ") + to_string(c.framework) : std::string()) << ", tp " << c.tp << " pp " << c.pp << " cp " << c.cp << "\n";
   out << "parameters: " << fixed(b.params.total / 1e9, 3) << " B total, " << fixed(b.params_on_gpu / 1e9, 3)
       << " B on this GPU before sharding; " << fixed(b.bytes_per_param, 1) << " B/param of model states\n\n";
   const char* current = "";
@@ -110,6 +113,10 @@ void print_estimate_table(std::ostream& out, const Response& r) {
   out << "\n";
   row(out, "PEAK PER GPU", b.per_gpu_total,
       "of " + fixed(b.capacity / kGiB) + " GiB (" + fixed(100.0 * b.per_gpu_total / b.capacity, 0) + "%)");
+  // What the user's own logs will show (breakdown.measures), for holding trainfit to them.
+  out << "  your logs: max_memory_allocated " << fixed(b.measures.max_memory_allocated / kGiB)
+      << ", max_memory_reserved " << fixed(b.measures.max_memory_reserved / kGiB) << ", nvidia-smi "
+      << fixed(b.measures.nvidia_smi / kGiB) << " GiB\n";
   out << "  min_gpus_to_fit                     "
       << (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : "none: " + r.min_gpus.reason) << "\n";
   out << "  global_batch                        " << r.global_batch << " sequences\n";
