@@ -66,6 +66,7 @@ std::vector<Line> lines(const Response& r) {
       {"transients", "context_parallel", s.transients.context_parallel},
       {"overheads", "cuda_context", b.overheads.cuda_context},
       {"overheads", "nccl", b.overheads.nccl},
+      {"overheads", "workspaces", b.overheads.workspaces},
       {"overheads", "allocator", b.overheads.allocator},
       {"phases", "forward", s.forward_peak},
       {"phases", "backward", s.backward_peak},

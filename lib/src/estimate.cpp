@@ -85,8 +85,8 @@ Breakdown estimate(const Config& c) {
   b.overheads = model::overheads(c, b.stage.tensor_peak);
   b.per_gpu_total = b.stage.tensor_peak + b.overheads.total();
   const Overheads reported = model::overheads(c, reported_peak);
-  b.measures.max_memory_allocated = reported_peak;
-  b.measures.max_memory_reserved = reported_peak + reported.allocator;
+  b.measures.max_memory_allocated = reported_peak + reported.workspaces;
+  b.measures.max_memory_reserved = reported_peak + reported.workspaces + reported.allocator;
   b.measures.nvidia_smi = reported_peak + reported.total();
   b.fits = b.per_gpu_total <= b.capacity;
   return b;

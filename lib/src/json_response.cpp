@@ -53,6 +53,7 @@ ordered_json breakdown_json(const Response& r) {
                  {"peak_phase", s.peak_phase}};
   j["overheads"] = {{"cuda_context_gb", gib(b.overheads.cuda_context)},
                     {"nccl_gb", gib(b.overheads.nccl)},
+                    {"workspaces_gb", gib(b.overheads.workspaces)},
                     {"allocator_gb", gib(b.overheads.allocator)}};
   j["measures"] = {{"max_memory_allocated_gb", gib(b.measures.max_memory_allocated)},
                    {"max_memory_reserved_gb", gib(b.measures.max_memory_reserved)},

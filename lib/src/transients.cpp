@@ -99,11 +99,18 @@ Transients stage_transients(const Config& c, const StageParams& p) {
           if (c.held_logits) x.held_logits = A * T * V;  // the model's output, as returned
         }
         break;
-      case Loss::kChunked:  // one of 8 chunks at a time (torchtune CEWithChunkedOutputLoss: 8)
+      case Loss::kChunked: {
+        // One chunk at a time: torchtune CEWithChunkedOutputLoss splits the sequence in 8
+        // and upcasts each; LitGPT chunked_cross_entropy takes 128 tokens per sequence and
+        // does not upcast (litgpt/utils.py).
         if (c.held_logits) x.held_logits = A * T * V;  // the chunks the model returned
-        x.loss_forward = 2.0 * 4.0 * T * V / 8.0;
-        x.loss_backward = 3.0 * 4.0 * T * V / 8.0;
+        const bool litgpt = c.framework == Framework::kLitgpt;
+        const double chunk = litgpt ? std::min(T, 128.0 * static_cast<double>(c.micro_batch)) : T / 8.0;
+        const double element = litgpt ? A : 4.0;
+        x.loss_forward = 2.0 * element * chunk * V;
+        x.loss_backward = 3.0 * element * chunk * V;
         break;
+      }
       case Loss::kFused: {
         // One chunk of next_pow2(ceil(BT / ceil(V/h))) tokens at a time (Liger FLCE).
         const double chunk_tokens = std::min(T, std::exp2(std::ceil(std::log2(std::ceil(T / std::ceil(V / h))))));
@@ -125,7 +132,10 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   if (data_parallel && c.zero_stage == 0) {
     // torch DDP bucket_cap_mb=25, two in flight; no more than the gradients themselves.
     const double grad_bytes = c.adapter != Adapter::kNone ? c.adapter_bytes : b.grad;
-    x.comm_buckets = std::min(2.0 * 25.0 * 1024 * 1024, trainable * grad_bytes);
+    // Megatron's buckets are views of its contiguous grad buffer, reduced in place
+    // (core/distributed/param_and_grad_buffer.py); torchtitan's DDP uses 100 MB buckets.
+    const double bucket_mb = c.framework == Framework::kTorchtitan ? 100.0 : 25.0;
+    x.comm_buckets = c.framework == Framework::kMegatron ? 0.0 : std::min(2.0 * bucket_mb * 1024 * 1024, trainable * grad_bytes);
   }
   double allgather_bucket = 0;
   if (data_parallel && c.sharding == Sharding::kZero && (c.zero_stage == 1 || c.zero_stage == 2)) {
@@ -172,6 +182,13 @@ Overheads overheads(const Config& c, double tensor_peak) {
   auto communicator = [](int64_t ranks) { return ranks <= 1 ? 0.0 : ranks == 2 ? 544e6 : 688e6; };
   o.nccl = communicator(c.num_gpus / (c.tp * c.pp)) + communicator(c.tp) + communicator(c.pp) +
            communicator(c.cp) + communicator(c.ep);
+  // cuBLAS workspace, allocated through the caching allocator: 32 MiB on sm90 (Hopper),
+  // else :4096:2:16:8 = 8.125 MiB (PyTorch CublasHandlePool.cpp parseChosenWorkspaceSize);
+  // Transformer Engine adds its own, 32 MiB on Hopper, 4 MiB before (TE module/base.py
+  // get_cublas_workspace_size_bytes).
+  const bool hopper = c.gpu_name == "h100" || c.gpu_name == "h100-pcie" || c.gpu_name == "h200" || c.gpu_name == "gh200";
+  o.workspaces = hopper ? 32.0 * 1024 * 1024 : 8.125 * 1024 * 1024;
+  if (c.ops == Ops::kFused) o.workspaces += hopper ? 32.0 * 1024 * 1024 : 4.0 * 1024 * 1024;
   // Caching-allocator reserve above the allocated peak (Megatron's x1.05 buffer
   // in theoretical_memory_usage.py; allocated vs reserved, Megatron-Bridge docs).
   o.allocator = 0.05 * tensor_peak;

@@ -60,8 +60,9 @@ struct Transients {
 struct Overheads {
   double cuda_context = 0;
   double nccl = 0;
+  double workspaces = 0;  // cuBLAS (and Transformer Engine) workspaces, from the caching allocator
   double allocator = 0;
-  double total() const { return cuda_context + nccl + allocator; }
+  double total() const { return cuda_context + nccl + workspaces + allocator; }
 };
 
 // One pipeline stage's memory (the first and last stages differ).
