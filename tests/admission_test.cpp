@@ -222,6 +222,26 @@ TEST(Annotation, FromComment) {
   EXPECT_FALSE(other.found);
 }
 
+// The framework works in every face, and the gate decides in that framework's words:
+// torchtitan's "selective" is op-level checkpointing, Megatron's is core attention.
+TEST(Annotation, FrameworkInEveryFace) {
+  Annotation option;
+  ASSERT_TRUE(annotation_from_spank_env({"_SLURM_SPANK_OPTION_trainfit_llm_framework=torchtitan",
+                                         "_SLURM_SPANK_OPTION_trainfit_llm_recompute=selective"},
+                                        &option)
+                  .ok());
+  EXPECT_EQ(*option.request.framework, "torchtitan");
+  Annotation comment;
+  ASSERT_TRUE(annotation_from_comment("trainfit: model=llama3-8b framework=megatron recompute=selective", &comment).ok());
+  EXPECT_EQ(*comment.request.framework, "megatron");
+  option.request.model = "llama3-8b";
+  Result<Resolved> titan = resolve(option.request);
+  Result<Resolved> megatron = resolve(comment.request);
+  ASSERT_TRUE(titan.ok() && megatron.ok());
+  EXPECT_EQ(titan->config.recompute, Recompute::kOp);
+  EXPECT_EQ(megatron->config.recompute, Recompute::kSelective);
+}
+
 TEST(Annotation, ErrorsSpeakTheSyntaxTheUserWrote) {
   Annotation a;
   const std::string comment = annotation_from_comment("trainfit: seq=abc", &a).error().message;
