@@ -108,15 +108,23 @@ double layer_bytes(const Config& c, Recompute mode) {
   // HF eager attention materializes K and V repeated to every query head (repeat_kv).
   const double kv = (c.ops == Ops::kEager && c.attention == Attention::kEager) ? q / t : kv_native;
   const double mask = g.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
+  // A frozen base (LoRA) saves no linear's input: backward needs only dX = dY·W. Its
+  // norms keep no normalized tensor (saved for the weight's gradient only); the adapters
+  // save what they read (adapter_activation_bytes). Measured: tests/fidelity.
+  const bool frozen = c.adapter != Adapter::kNone;
+  const bool eager_rmsnorm = g.norm == Norm::kRmsNorm && c.ops == Ops::kEager && !c.compile;
+  const double norm = norm_bytes_per_token(c) - (frozen && eager_rmsnorm ? R * h : 0.0);
+  const double gemm_inputs = frozen ? 0.0 : gemm_input_copies(c) * Ain * h;
   // Replicated region (split by t only with sequence parallelism):
   // two norms, QKV input and MLP input (norm outputs), two dropout masks.
-  double bytes = (2.0 * norm_bytes_per_token(c) + gemm_input_copies(c) * Ain * h + 2.0 * mask * h) * T / r;
+  double bytes = (2.0 * norm + gemm_inputs + 2.0 * mask * h) * T / r;
   // TP region: Q (after RoPE), K and V, the output-projection input.
-  bytes += (A * q / t + A * kv + A * kv + Ain * q / t) * T;
+  bytes += (A * q / t + A * kv + A * kv + (frozen ? 0.0 : Ain * q / t)) * T;
   // Flash attention keeps only the fp32 log-sum-exp per head (FlashAttention-2, arXiv 2307.08691).
   if (c.attention == Attention::kFlash) bytes += 4.0 * static_cast<double>(g.heads) / t * T;
   if (mode == Recompute::kNone) bytes += core_attention_bytes(c);  // selective drops exactly this
   bytes += mlp_bytes_per_token(c) * T;
+  if (frozen && g.experts == 0) bytes -= Ain * static_cast<double>(g.ffn) / t * T;  // down's input, for its weight only
   return bytes + adapter_activation_bytes(c);
 }
 

@@ -2,6 +2,7 @@
 // adapters B·A on the target linears, trained like a small model of their own.
 // LoRA: Hu et al. 2021 (arXiv 2106.09685); QLoRA: Dettmers et al. 2023 (arXiv 2305.14314),
 // NF4 in blocks of 64 with double-quantized absmax (bitsandbytes nn/modules.py Params4bit).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -10,8 +11,12 @@
 namespace trainfit::model {
 namespace {
 
+// Which tensor a linear reads: layers that read the same one share it.
+enum class Input { kAttention, kAttentionOutput, kMlp, kMlpProduct };
+
 struct Linear {
   double in, out;
+  Input input;
 };
 
 // The target linears of one layer on this rank (TP splits the output of column-
@@ -22,14 +27,14 @@ std::vector<Linear> targets(const Config& c) {
   const double d = static_cast<double>(g.head_size());
   const double q = static_cast<double>(g.heads) * d / t, kv = std::ceil(static_cast<double>(g.kv_heads) / t) * d;
   const double ffn = static_cast<double>(g.experts > 0 ? g.top_k * g.moe_ffn : g.ffn) / t;
-  std::vector<Linear> out = {{h, q}, {h, kv}};  // q_proj, v_proj
+  std::vector<Linear> out = {{h, q, Input::kAttention}, {h, kv, Input::kAttention}};  // q_proj, v_proj
   if (c.lora_targets == LoraTargets::kQv) return out;
-  out.push_back({h, kv});  // k_proj
-  out.push_back({q, h});   // o_proj
+  out.push_back({h, kv, Input::kAttention});      // k_proj
+  out.push_back({q, h, Input::kAttentionOutput});  // o_proj
   if (c.lora_targets == LoraTargets::kAttention) return out;
-  out.push_back({h, ffn});  // up (fc1)
-  out.push_back({ffn, h});  // down (fc2)
-  if (g.mlp == Mlp::kSwiGlu) out.push_back({h, ffn});  // gate
+  out.push_back({h, ffn, Input::kMlp});         // up (fc1)
+  out.push_back({ffn, h, Input::kMlpProduct});  // down (fc2)
+  if (g.mlp == Mlp::kSwiGlu) out.push_back({h, ffn, Input::kMlp});  // gate
   return out;
 }
 
@@ -39,9 +44,13 @@ AdapterShape adapter_shape(const Config& c) {
   AdapterShape s;
   if (c.adapter == Adapter::kNone) return s;
   const double r = static_cast<double>(c.lora_rank);
+  bool seen[4] = {false, false, false, false};
   for (const Linear& l : targets(c)) {
     s.params_per_layer += r * (l.in + l.out);  // A: r x in, B: out x r
     s.inputs_per_token += l.in;
+    bool& first = seen[static_cast<int>(l.input)];
+    if (!first) s.distinct_inputs_per_token += l.in;
+    first = true;
   }
   s.targets = static_cast<double>(targets(c).size());
   return s;
@@ -74,12 +83,23 @@ double adapter_activation_bytes(const Config& c) {
   if (c.adapter == Adapter::kNone) return 0.0;
   const AdapterShape shape = adapter_shape(c);
   const double T = tokens(c), A = act_bytes(c);
-  // lora_B saves its rank-r input per target. lora_A saves its input: the base layer's
-  // own saved input when the dtypes agree, else a copy in the dtype the matmul runs in
-  // (PEFT casts x to the adapter dtype; under autocast the bf16 cast is the base's own).
+  // What torch saves (measured in tests/fidelity): lora_B its rank-r input per target;
+  // lora_A its input as its matmul sees it — under autocast a 16-bit cast per target,
+  // with fp32 adapters on a 16-bit model an fp32 copy per target (PEFT casts x to the
+  // adapter dtype), else the base layer's input itself, once per distinct input.
   double bytes = shape.targets * T * static_cast<double>(c.lora_rank) * A;
-  const bool autocast = c.precision == Precision::kBf16Amp;
-  if (c.adapter_bytes > A && !autocast) bytes += c.adapter_bytes * T * shape.inputs_per_token;
+  if (c.lora_dropout > 0.0) {
+    // Dropout gives each target its own input: a 1-byte mask and the dropped-out copy.
+    const double input = c.precision == Precision::kBf16Amp ? gemm_input_bytes(c) : std::max(A, c.adapter_bytes);
+    return bytes + (1.0 + input) * T * shape.inputs_per_token;
+  }
+  if (c.precision == Precision::kBf16Amp) {
+    bytes += gemm_input_bytes(c) * T * shape.inputs_per_token;
+  } else if (c.adapter_bytes > A) {
+    bytes += c.adapter_bytes * T * shape.inputs_per_token;
+  } else {
+    bytes += A * T * shape.distinct_inputs_per_token;
+  }
   return bytes;
 }
 

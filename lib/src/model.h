@@ -48,6 +48,7 @@ constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) 
 struct AdapterShape {
   double params_per_layer = 0;  // A and B of every target linear, on this rank
   double inputs_per_token = 0;  // summed input widths of the targets
+  double distinct_inputs_per_token = 0;  // ... counting a tensor read by several targets once
   double targets = 0;           // target linears per layer
 };
 AdapterShape adapter_shape(const Config& c);

@@ -78,6 +78,7 @@ const std::vector<Row>& rows() {
       {{"adapter", "adapter", FieldKind::kString, "none|lora|qlora", "train low-rank adapters on a frozen base (qlora: 4-bit NF4 base)"}, &Request::adapter},
       {{"lora_rank", "lora-rank", FieldKind::kInt, "integer >= 1", "LoRA rank r"}, &Request::lora_rank},
       {{"lora_targets", "lora-targets", FieldKind::kString, "qv|attention|all-linear", "layers given adapters: q and v, all attention projections, or every linear layer"}, &Request::lora_targets},
+      {{"lora_dropout", "lora-dropout", FieldKind::kNumber, "number from 0 to 1", "dropout on the adapters' input: each target then saves its own mask and input"}, &Request::lora_dropout},
       // parallelism
       {{"tensor_parallel", "tp", FieldKind::kInt, "integer >= 1 dividing num_heads", "tensor-parallel size"}, &Request::tensor_parallel},
       {{"pipeline_parallel", "pp", FieldKind::kInt, "integer >= 1 and <= num_layers", "pipeline-parallel size"}, &Request::pipeline_parallel},

@@ -85,9 +85,13 @@ Transients stage_transients(const Config& c, const StageParams& p) {
           // through backward; forward also holds the shifted contiguous copy (or, during
           // the upcast, the low-precision logits); backward nll's dense gradient and
           // log_softmax_backward's output (litgpt PR #2311).
+          // Measured (tests/fidelity): at log_softmax the shifted contiguous copy, the
+          // model's 16-bit logits (still referenced by its forward) and, unless the loop
+          // holds them, their fp32 upcast are all alive together.
           const double shifted = T - static_cast<double>(c.micro_batch);
+          const double upcast = softmax_bytes > A ? softmax_bytes * T * V : 0.0;
           if (c.held_logits) x.held_logits = softmax_bytes * T * V;
-          x.loss_forward = std::max(softmax_bytes * shifted * V, softmax_bytes > A ? A * T * V : 0.0);
+          x.loss_forward = softmax_bytes * shifted * V + (upcast > 0.0 ? A * T * V : 0.0) + (c.held_logits ? 0.0 : upcast);
           x.loss_backward = 2.0 * softmax_bytes * shifted * V;
         } else {
           // Megatron's vocab-parallel CE (core/tensor_parallel/cross_entropy.py): the fp32

@@ -88,6 +88,7 @@ struct Config {
   Adapter adapter = Adapter::kNone;
   int64_t lora_rank = 0;
   LoraTargets lora_targets = LoraTargets::kQv;
+  double lora_dropout = 0;
   double adapter_bytes = 4;      // bytes per adapter weight (PEFT keeps them fp32)
   // Parallelism
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;

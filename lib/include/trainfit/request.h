@@ -63,6 +63,7 @@ struct Request {
   std::optional<std::string> adapter;  // none | lora | qlora
   std::optional<int64_t> lora_rank;
   std::optional<std::string> lora_targets;  // qv | attention | all-linear
+  std::optional<double> lora_dropout;       // dropout on the adapters' input (LitGPT 0.05)
   // --- parallelism ---
   std::optional<int64_t> tensor_parallel;
   std::optional<int64_t> pipeline_parallel;

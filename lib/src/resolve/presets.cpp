@@ -134,6 +134,7 @@ std::vector<Default> defaults_of(Framework f, const Request& r) {
       out.push_back({"precision", "bf16-mixed", "litgpt/utils.py get_default_supported_precision(training=True)"});
       out.push_back({"optimizer_impl", "foreach", "torch.optim.AdamW (foreach on CUDA)"});
       out.push_back({"loss", "chunked", "litgpt/utils.py chunked_cross_entropy(chunk_size=128), no upcast"});
+      if (adapter) out.push_back({"lora_dropout", "0.05", "finetune/lora.py setup: lora_dropout=0.05"});
       if (multi_gpu) {
         out.push_back({"sharding", "fsdp-full", "finetune/full.py: FSDPStrategy(auto_wrap_policy={Block})"});
         out.push_back({"recompute", "full", "finetune/full.py: activation_checkpointing_policy={Block}"});

@@ -122,7 +122,7 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   Error e;
   if (!take_enum(r.adapter, "adapter", kAdapters, &c.adapter, &e)) return e;
   if (c.adapter == Adapter::kNone) {
-    const char* stray = r.lora_rank ? "lora_rank" : r.lora_targets ? "lora_targets" : nullptr;
+    const char* stray = r.lora_rank ? "lora_rank" : r.lora_targets ? "lora_targets" : r.lora_dropout ? "lora_dropout" : nullptr;
     if (stray != nullptr) {
       return make_error(ErrorCode::kInconsistent, stray,
                         std::string(stray) + " is given but adapter is not lora|qlora; set adapter=lora (or qlora)");
@@ -133,6 +133,12 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   if (!take_int(r.lora_rank, "lora_rank", 1, 65536, &c.lora_rank, &e) ||
       !take_enum(r.lora_targets, "lora_targets", kLoraTargets, &c.lora_targets, &e)) {
     return e;
+  }
+  if (r.lora_dropout) {
+    if (!(*r.lora_dropout >= 0.0 && *r.lora_dropout < 1.0)) {
+      return invalid("lora_dropout", num(*r.lora_dropout), "number from 0 to below 1");
+    }
+    c.lora_dropout = *r.lora_dropout;
   }
   if (!r.lora_rank) notes.push_back("lora_rank=8 (PEFT, torchtune and LitGPT default)");
   if (!r.lora_targets) notes.push_back("lora_targets=qv (q and v projections: PEFT and LitGPT default)");
