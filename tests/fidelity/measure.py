@@ -7,10 +7,20 @@
 - peak (CPU): torch.profiler(profile_memory=True); the running sum of its [memory] events
   over the whole step (forward, backward, optimizer), plus the bytes live at its start.
   (CUDA: torch.cuda.max_memory_allocated / max_memory_reserved.)
+- saved_report: the saved tensors one by one (which autograd node saved which storage), for
+  finding what a disagreement is made of (run.py --list-saved).
+
+Step conventions (options): held_logits=True keeps the model output (the fp32 logits) referenced
+through backward, as a hand-written loop that keeps `out = model(...)` does; False drops every
+reference before loss.backward(), as HF Trainer, torchtune and Lightning do. lora=(rank, targets)
+trains adapters on a frozen base (model.apply_lora), in the model's dtype (torchtune, LitGPT; under
+bf16-amp everything is fp32, as PEFT has it too); lora=(rank, targets, "fp32") keeps them fp32 on
+a bf16 base (PEFT autocast_adapter_dtype=True). recompute: "none", "full" (with
+recompute_every), "op".
 """
 import torch
 
-from model import Decoder
+from model import Decoder, apply_lora, lora_to_fp32
 
 DTYPES = {"bf16": torch.bfloat16, "bf16-amp": torch.float32}
 
@@ -20,16 +30,26 @@ def storage_of(t):
     return s.data_ptr(), s.nbytes()
 
 
-def build(geo, precision, recompute, device, attention="eager", hf=False):
+def build(geo, precision, recompute, device, attention="eager", hf=False, recompute_every=1, lora=None):
     torch.manual_seed(0)
     if hf:
         model = hf_llama(geo, attention, recompute).to(device)
     else:
         model = Decoder(geo["arch"], geo["layers"], geo["hidden"], geo["heads"], geo["kv_heads"], geo["ffn"],
-                        geo["vocab"], positions=geo["seq"], recompute=recompute, attention=attention).to(device)
+                        geo["vocab"], positions=geo["seq"], recompute=recompute, attention=attention,
+                        recompute_every=recompute_every).to(device)
+    trainable = None
+    if lora is not None:
+        rank, targets = lora[:2]
+        trainable = apply_lora(model, rank, targets)
+        model = model.to(device)
     if precision == "bf16":
         model = model.to(torch.bfloat16)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        if lora is not None and len(lora) > 2 and lora[2] == "fp32":
+            lora_to_fp32(model)  # PEFT autocast_adapter_dtype: fp32 adapters on the bf16 base
+    # The optimizer gets only what trains: with LoRA the adapters, the frozen base has no state.
+    params = [p for p in model.parameters() if p.requires_grad] if trainable is not None else model.parameters()
+    optimizer = torch.optim.AdamW(params, lr=1e-4)
     ids = torch.randint(0, geo["vocab"], (geo["batch"], geo["seq"]), device=device)
     return model, optimizer, ids
 
@@ -54,7 +74,7 @@ def hf_llama(geo, attention, recompute):
                          intermediate_size=geo["ffn"], vocab_size=geo["vocab"], tie_word_embeddings=False,
                          max_position_embeddings=max(geo["seq"], 128), attn_implementation=attention)
     model = LlamaForCausalLM(config)
-    if recompute:
+    if recompute in (True, "full"):
         model.gradient_checkpointing_enable()
     return HfWrapper(model)
 
@@ -66,8 +86,11 @@ def forward(model, ids, precision, device):
     return model(ids, ids)
 
 
-def step(model, optimizer, ids, precision, device):
+def step(model, optimizer, ids, precision, device, held_logits=True):
     loss, logits = forward(model, ids, precision, device)
+    if not held_logits:  # HF Trainer / torchtune / Lightning: only the loss survives the forward
+        del logits
+        logits = None
     loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
@@ -92,6 +115,42 @@ def saved_bytes(model, ids, precision, device):
     return total
 
 
+def saved_report(model, ids, precision, device):
+    """Every storage autograd saves in one forward (parameters apart), with the nodes that saved it:
+    [(nbytes, is_param, [(node, attribute, shape, dtype), ...])], largest first."""
+    params = {p.storage().data_ptr() for p in model.parameters()}
+    loss, logits = forward(model, ids, precision, device)
+    del logits
+    storages, seen_nodes, stack = {}, set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen_nodes:
+            continue
+        seen_nodes.add(node)
+        stack.extend(n for n, _ in node.next_functions)
+        found = []
+        try:
+            found += [(f"saved_tensors[{i}]", t) for i, t in enumerate(node.saved_tensors)]  # custom Functions
+        except (AttributeError, RuntimeError):
+            pass
+        for attr in dir(node):
+            if attr.startswith("_saved_"):
+                try:
+                    value = getattr(node, attr)
+                except RuntimeError:
+                    continue
+                values = value if isinstance(value, (tuple, list)) else (value,)
+                found += [(attr, v) for v in values if torch.is_tensor(v)]
+        for attr, t in found:
+            ptr, nbytes = storage_of(t)
+            entry = storages.setdefault(ptr, [nbytes, ptr in params, []])
+            entry[0] = max(entry[0], nbytes)
+            entry[2].append((node.name(), attr, tuple(t.shape), str(t.dtype).replace("torch.", "")))
+    loss.backward()
+    model.zero_grad(set_to_none=True)
+    return sorted(storages.values(), key=lambda e: -e[0])
+
+
 def state_bytes(model, optimizer):
     """Params + grads + optimizer states, as held right after optimizer.step()."""
     tensors = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -114,11 +173,11 @@ def live_bytes(model, optimizer, ids):
     return total
 
 
-def peak_bytes_cpu(model, optimizer, ids, precision):
+def peak_bytes_cpu(model, optimizer, ids, precision, held_logits=True):
     start = live_bytes(model, optimizer, ids)
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        logits = step(model, optimizer, ids, precision, "cpu")
+        logits = step(model, optimizer, ids, precision, "cpu", held_logits)
         del logits
     # Every allocation and free, in time order (a stable sort keeps same-microsecond order).
     events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
@@ -130,21 +189,24 @@ def peak_bytes_cpu(model, optimizer, ids, precision):
     return start + peak
 
 
-def measure(geo, precision, recompute, device="cpu", attention="eager", hf=False):
-    model, optimizer, ids = build(geo, precision, recompute, device, attention, hf)
+def measure(geo, precision, recompute, device="cpu", attention="eager", hf=False, held_logits=True,
+            recompute_every=1, lora=None, list_saved=False):
+    model, optimizer, ids = build(geo, precision, recompute, device, attention, hf, recompute_every, lora)
     # Two warm-up steps: the optimizer states exist from the first step on.
     for _ in range(2):
-        step(model, optimizer, ids, precision, device)
+        step(model, optimizer, ids, precision, device, held_logits)
     out = {"saved": saved_bytes(model, ids, precision, device)}
+    if list_saved:
+        out["saved_report"] = saved_report(model, ids, precision, device)
     if device == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        step(model, optimizer, ids, precision, device)
+        step(model, optimizer, ids, precision, device, held_logits)
         torch.cuda.synchronize()
         out["peak"] = torch.cuda.max_memory_allocated()
         out["reserved"] = torch.cuda.max_memory_reserved()
     else:
-        out["peak"] = peak_bytes_cpu(model, optimizer, ids, precision)
+        out["peak"] = peak_bytes_cpu(model, optimizer, ids, precision, held_logits)
     # States right after a step, before zero_grad.
     loss, logits = forward(model, ids, precision, device)
     loss.backward()

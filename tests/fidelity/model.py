@@ -6,6 +6,11 @@ with the softmax in fp32; SwiGLU MLP; untied lm_head; logits upcast to fp32 for 
 cross-entropy on shifted labels. GPT-2-style (modeling_gpt2.py): LayerNorm, GeLU MLP, MHA,
 learned positions, tied embeddings, no dropout.
 
+LoRA (LoRALinear, apply_lora): PEFT's lora.Linear with dropout 0 - a frozen base plus
+lora_B(lora_A(x)) * alpha/r, the input cast to the adapters' dtype first. Recompute: "full"
+checkpoints every block (or one block in recompute_every, torchtitan's selective "N"); "op"
+emulates torchtitan's op-level selective activation checkpointing (see OpSAC).
+
 The code is ours; it mirrors the tensor-level behaviour that decides what autograd saves.
 """
 import math
@@ -49,6 +54,148 @@ def repeat_kv(x, n_rep):
     return x[:, :, None, :, :].expand(b, g, n_rep, s, d).reshape(b, g * n_rep, s, d)
 
 
+# --- op-level selective activation checkpointing (torchtitan _apply_op_sac, v0.2.1) -----------
+# torchtitan saves, inside each checkpointed block, the outputs of aten.mm except every second one
+# (a Llama block's mm order is wq, wk, wv, wo, w1, w3, w2: wq, wv, w1, w2 are saved), the SDPA
+# output (+ logsumexp) and the block input; everything else is recomputed in backward. torch 1.13
+# has no selective-checkpoint policy, so OpSAC is a reentrant checkpoint that keeps exactly those
+# tensors: forward runs the block under no_grad, recording the outputs of the saved mms and of the
+# attention core (the eager analogue of SDPA's output: probs @ v, before the transpose), and saves
+# them with the block's inputs; backward reruns the block with those mms replayed from the kept
+# outputs (their backward still gets their inputs and weights) and everything else recomputed.
+SAC_SAVED_MMS = ("wq", "wv", "w1", "w2")
+
+
+class _ReplayLinear(torch.autograd.Function):
+    """A bias-free linear whose output is given (kept in forward); backward is the linear's."""
+
+    @staticmethod
+    def forward(ctx, x, weight, holder):
+        ctx.save_for_backward(x, weight)
+        return holder[0].view_as(holder[0])
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_w = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad.matmul(weight.to(grad.dtype))
+        if ctx.needs_input_grad[1]:
+            g2 = grad.reshape(-1, grad.shape[-1])
+            grad_w = g2.t().matmul(x.reshape(-1, x.shape[-1]).to(grad.dtype)).to(weight.dtype)
+        return grad_x, grad_w, None
+
+
+def sac_linear(module, x, tag, sac):
+    """module(x), recording (sac=("record", kept)) or replaying (("replay", kept)) its output
+    when tag is one of the saved mms."""
+    if sac is None or tag not in SAC_SAVED_MMS:
+        return module(x)
+    mode, kept = sac
+    if mode == "record":
+        out = module(x)
+        kept.append(out)
+        return out
+    cached = kept.pop(0)
+    weight = module.weight
+    if torch.is_autocast_cpu_enabled():  # what autocast's mm would save: bf16 input and weight
+        x, weight = x.to(torch.get_autocast_cpu_dtype()), weight.to(torch.get_autocast_cpu_dtype())
+    elif torch.is_autocast_enabled():
+        x, weight = x.to(torch.get_autocast_gpu_dtype()), weight.to(torch.get_autocast_gpu_dtype())
+    return _ReplayLinear.apply(x, weight, [cached])
+
+
+def sac_keep(t, sac):
+    """The attention core's output: kept in forward, recomputed (and the kept one dropped) in backward."""
+    if sac is not None:
+        mode, kept = sac
+        if mode == "record":
+            kept.append(t)
+        else:
+            kept.pop(0)
+    return t
+
+
+class OpSAC(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, layer, x, *args):
+        ctx.layer, ctx.nargs = layer, len(args)
+        ctx.autocast = (torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype(),
+                        torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype())
+        kept = []
+        with torch.no_grad():
+            out = layer(x, *args, sac=("record", kept))
+        ctx.save_for_backward(x, *args, *kept)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        x = saved[0].detach().requires_grad_(True)
+        args = saved[1:1 + ctx.nargs]
+        kept = list(saved[1 + ctx.nargs:])
+        cpu_on, cpu_dtype, gpu_on, gpu_dtype = ctx.autocast
+        with torch.enable_grad(), torch.cpu.amp.autocast(enabled=cpu_on, dtype=cpu_dtype), \
+                torch.cuda.amp.autocast(enabled=gpu_on, dtype=gpu_dtype):
+            out = ctx.layer(x, *args, sac=("replay", kept))
+        torch.autograd.backward(out, grad)
+        return (None, x.grad) + (None,) * ctx.nargs
+
+
+# --- LoRA (PEFT lora.Linear, dropout 0) ----------------------------------------------------------
+class LoRALinear(nn.Module):
+    """base(x) + lora_B(lora_A(x)) * alpha / r on a frozen base. PEFT casts x to the adapters'
+    dtype (a no-op under autocast, where everything is fp32) and the sum back to the base's."""
+
+    def __init__(self, base, rank, alpha):
+        super().__init__()
+        self.base = base
+        self.base.weight.requires_grad_(False)
+        self.lora_A = nn.Parameter(torch.empty(rank, base.in_features))
+        self.lora_B = nn.Parameter(torch.zeros(base.out_features, rank))
+        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
+        self.scaling = alpha / rank
+
+    @property
+    def weight(self):
+        return self.base.weight
+
+    def forward(self, x):
+        result = self.base(x)
+        dtype = result.dtype
+        x = x.to(self.lora_A.dtype)
+        result = result + F.linear(F.linear(x, self.lora_A), self.lora_B) * self.scaling
+        return result.to(dtype)
+
+
+LORA_TARGETS = {
+    "qv": ("q_proj", "v_proj"),
+    "attention": ("q_proj", "k_proj", "v_proj", "o_proj"),
+    "all-linear": ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
+}
+
+
+def apply_lora(model, rank, targets, alpha=16):
+    """Wraps the target linears of every Llama layer and freezes everything else (PEFT)."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    names = LORA_TARGETS[targets]
+    for layer in model.layers:
+        for parent in (layer.self_attn, layer.mlp):
+            for name in names:
+                if hasattr(parent, name):
+                    setattr(parent, name, LoRALinear(getattr(parent, name), rank, alpha))
+    return [p for n, p in model.named_parameters() if "lora_" in n]
+
+
+def lora_to_fp32(model):
+    """PEFT autocast_adapter_dtype=True: adapters in fp32 under a 16-bit base."""
+    for m in model.modules():
+        if isinstance(m, LoRALinear):
+            m.lora_A.data = m.lora_A.data.float()
+            m.lora_B.data = m.lora_B.data.float()
+
+
 class LlamaAttention(nn.Module):
     def __init__(self, hidden, heads, kv_heads, bias=False, attention="eager"):
         super().__init__()
@@ -59,11 +206,11 @@ class LlamaAttention(nn.Module):
         self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=bias)
         self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
 
-    def forward(self, x, cos, sin, mask):
+    def forward(self, x, cos, sin, mask, sac=None):
         b, s, _ = x.shape
-        q = self.q_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
-        k = self.k_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
-        v = self.v_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        q = sac_linear(self.q_proj, x, "wq", sac).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = sac_linear(self.k_proj, x, "wk", sac).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = sac_linear(self.v_proj, x, "wv", sac).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         n_rep = self.heads // self.kv_heads
@@ -75,9 +222,9 @@ class LlamaAttention(nn.Module):
         scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
         scores = scores + mask
         probs = F.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
-        out = torch.matmul(probs, v)
+        out = sac_keep(torch.matmul(probs, v), sac)
         out = out.transpose(1, 2).contiguous().reshape(b, s, -1)
-        return self.o_proj(out)
+        return sac_linear(self.o_proj, out, "wo", sac)
 
 
 class SwiGLU(nn.Module):
@@ -87,8 +234,9 @@ class SwiGLU(nn.Module):
         self.up_proj = nn.Linear(hidden, ffn, bias=False)
         self.down_proj = nn.Linear(ffn, hidden, bias=False)
 
-    def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+    def forward(self, x, sac=None):
+        gate = F.silu(sac_linear(self.gate_proj, x, "w1", sac))
+        return sac_linear(self.down_proj, gate * sac_linear(self.up_proj, x, "w3", sac), "w2", sac)
 
 
 class LlamaLayer(nn.Module):
@@ -99,9 +247,9 @@ class LlamaLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(hidden)
         self.mlp = SwiGLU(hidden, ffn)
 
-    def forward(self, x, cos, sin, mask):
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
-        return x + self.mlp(self.post_attention_layernorm(x))
+    def forward(self, x, cos, sin, mask, sac=None):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask, sac)
+        return x + self.mlp(self.post_attention_layernorm(x), sac)
 
 
 class GPT2Attention(nn.Module):
@@ -149,9 +297,13 @@ class Decoder(nn.Module):
     """arch: 'llama' or 'gpt2'. Returns (loss, fp32 logits) like HF's CausalLMOutput."""
 
     def __init__(self, arch, layers, hidden, heads, kv_heads, ffn, vocab, positions=0, recompute=False,
-                 attention="eager"):
+                 attention="eager", recompute_every=1):
         super().__init__()
-        self.arch, self.recompute, self.heads = arch, recompute, heads
+        # recompute: False/"none", True/"full" (every recompute_every-th block, 1-based), "op" (OpSAC)
+        recompute = {False: "none", True: "full"}.get(recompute, recompute)
+        if recompute == "op" and arch != "llama":
+            raise ValueError("recompute 'op' is written for the Llama block")
+        self.arch, self.recompute, self.recompute_every, self.heads = arch, recompute, recompute_every, heads
         self.embed_tokens = nn.Embedding(vocab, hidden)
         if arch == "llama":
             self.layers = nn.ModuleList(LlamaLayer(hidden, heads, kv_heads, ffn, attention) for _ in range(layers))
@@ -176,9 +328,11 @@ class Decoder(nn.Module):
         else:
             x = x + self.wpe(torch.arange(s, device=ids.device))
             args = (mask,)
-        for layer in self.layers:
-            if self.recompute:
+        for i, layer in enumerate(self.layers):
+            if self.recompute == "full" and (i + 1) % self.recompute_every == 0:
                 x = checkpoint(layer, x, *args)
+            elif self.recompute == "op":
+                x = OpSAC.apply(layer, x, *args)
             else:
                 x = layer(x, *args)
         x = self.norm(x)

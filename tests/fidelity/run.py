@@ -5,6 +5,7 @@ measured by measure.py, against `trainfit estimate --format json` for the same g
   /usr/bin/python3 tests/fidelity/run.py --trainfit build/cli/trainfit            # check (CI)
   /usr/bin/python3 tests/fidelity/run.py --trainfit build/cli/trainfit --write docs/fidelity.md
   /usr/bin/python3 tests/fidelity/run.py --trainfit ... --device cuda                # on a GPU
+  /usr/bin/python3 tests/fidelity/run.py --trainfit ... --conventions --list-saved   # new cases, tensor by tensor
 
 Exits 1 when a figure is beyond tolerance: saved activations +-3%, peak +-5%, model states exact.
 """
@@ -42,18 +43,93 @@ GEOMETRIES = [
     ("gpt2 seq 512", dict(GPT2, seq=512)),
 ]
 
+# Conventions of the training loop and of the recipe, each measured on both sides: the logits
+# dropped before backward (HF Trainer, torchtune, Lightning) where the rows above hold them (a
+# loop that keeps `out = model(...)`); LoRA adapters on a frozen base; torchtitan's op-level
+# selective checkpointing and its "checkpoint one block in N". Options: held_logits, lora=(rank,
+# targets), recompute ("none", "full", "op"), recompute_every.
+CONVENTIONS = [
+    (name, geo, precision, options)
+    for name, geo, options in [
+        ("llama base", LLAMA, dict(held_logits=False)),
+        ("gpt2 base", GPT2, dict(held_logits=False)),
+        ("llama base", LLAMA, dict(lora=(8, "qv"))),
+        ("llama base", LLAMA, dict(lora=(8, "all-linear"))),
+        ("llama base", LLAMA, dict(recompute="op")),
+        ("llama 4 layers", dict(LLAMA, layers=4), dict(recompute="full", recompute_every=2)),
+    ]
+    for precision in ("bf16", "bf16-amp")
+]
+
+# The conventions section of docs/fidelity.md (write_table puts it under the table).
+CONVENTIONS_DOC = """\
+## Conventions of the loop and the recipe
+
+The rows whose `logits`, `adapter` or `recompute` column differs from `held`, `-`, `none`/`full` measure
+a convention the model has to be told about (run them alone with `run.py --conventions`; add
+`--list-saved` to print every saved storage with the autograd nodes that saved it). Every request
+says `held_logits` explicitly.
+
+- **held_logits** (`logits` column). `held`: the loop keeps the model output (`loss, logits =
+  model(...)`, then `loss.backward()`), so the fp32 logits stay referenced through backward, as in
+  any hand-written loop that keeps `out`; the request says `held_logits: true`. `dropped`: every
+  reference to the logits is deleted before `loss.backward()`, as HF Trainer (`compute_loss` returns
+  the loss), torchtune and Lightning do; `held_logits: false`. The loss is still computed inside
+  the model's forward (HF), so the 16-bit logits, their fp32 upcast and the shifted copy are all
+  alive while the loss' forward runs, whichever way.
+- **LoRA** (`adapter` column; `model.py` LoRALinear, written after PEFT's `lora.Linear` with dropout
+  0): a frozen base weight (`requires_grad=False`, in the model dtype), trainable A (r x in, kaiming
+  uniform) and B (out x r, zeros), `base(x) + lora_B(lora_A(x)) * alpha/r`; everything else in the
+  model (embeddings, norms, lm_head) frozen; AdamW gets the adapters only. The adapters are in the
+  model's dtype (torchtune, LitGPT; under bf16-amp all parameters are fp32, as with PEFT), which
+  is trainfit's default outside `framework: hf`; `measure.build(lora=(r, targets, "fp32"))` gives
+  PEFT's fp32 adapters on a bf16 base (`autocast_adapter_dtype`). Request: `adapter: lora,
+  lora_rank: 8, lora_targets: qv|all-linear`. What torch 1.13 keeps: an op saves an input only
+  when the gradient of another input that requires grad needs it, so a frozen linear does not
+  save its input (dX needs W, not X) - under autocast it saves its bf16 weight copy instead (not
+  cached: autocast caches only leaf tensors that require grad); lora_A saves its input as its
+  matmul sees it (bf16: the base's input tensor itself, one storage per distinct input; autocast:
+  one bf16 cast per target; PEFT fp32 adapters: one fp32 copy per target); lora_B saves the b*s*r
+  intermediate; an RMSNorm with a frozen weight keeps its fp32 upcast, square and rstd but not the
+  normalized tensor; nothing upstream of the first adapter is saved (the embedding, layer 0's
+  input norm, and with `qv` layer 0's q for the k-gradient); the frozen lm_head keeps no input.
+- **recompute op** (`model.py` OpSAC): torchtitan's op-level selective activation checkpointing
+  (v0.2.1 `_apply_op_sac`: inside each block keep the outputs of aten.mm except every second one,
+  i.e. wq, wv, w1 (gate), w2 (down) of the order wq, wk, wv, wo, w1, w3, w2, the SDPA output and its
+  logsumexp, and the block input; recompute everything else). torch 1.13 has no selective
+  checkpoint policy, so OpSAC is a reentrant checkpoint that keeps exactly those tensors: forward
+  runs the block under no_grad and saves its inputs plus the outputs of the four mms and of the
+  attention core; backward reruns the block, replaying those four mms from the kept outputs (their
+  backward still gets their inputs and weights) and recomputing the rest. What differs from
+  torchtitan: the harness' attention is eager (torch 1.13 has no SDPA), so the kept "SDPA output" is
+  the eager core's `probs @ v` (same shape and dtype) and there is no logsumexp (trainfit counts 4
+  bytes x heads x tokens per layer for it: 16 KiB per layer here); in backward the eager core is
+  recomputed (SDPA's backward would recompute the probabilities inside the kernel). The held
+  activations are otherwise exactly torchtitan's. Request: `recompute: op`.
+- **recompute every N** (`recompute` column `full every 2`): torchtitan's `selective_ac_option: "N"`
+  (`_apply_layer_sac`): block k (1-based) is fully checkpointed iff k % N == 0, the others keep
+  everything; the 4-layer Llama with N = 2 checkpoints blocks 2 and 4. Request: `recompute: full,
+  recompute_every: 2`.
+"""
+
 TOLERANCE = {"activations": 0.03, "peak": 0.05}
 
 
-def request_for(geo, precision, recompute):
+def request_for(geo, precision, recompute, held_logits=True, lora=None, recompute_every=1):
+    if recompute in (False, True):
+        recompute = "full" if recompute else "none"
     r = {
         "num_layers": geo["layers"], "hidden_dim": geo["hidden"], "num_heads": geo["heads"],
         "num_kv_heads": geo["kv_heads"], "ffn_hidden": geo["ffn"], "vocab_size": geo["vocab"],
         "micro_batch": geo["batch"], "seq_length": geo["seq"], "num_gpus": 1, "zero_stage": 0,
-        "precision": precision, "optimizer": "adamw", "optimizer_impl": "loop", "recompute": "full" if recompute else "none",
+        "precision": precision, "optimizer": "adamw", "optimizer_impl": "loop", "recompute": recompute,
         "attention": "eager", "ops": "eager", "logits_fp32": True, "runtime_overhead": False,
-        "gpu_memory_gb": 1000,
+        "gpu_memory_gb": 1000, "held_logits": held_logits,
     }
+    if recompute_every != 1:
+        r["recompute_every"] = recompute_every
+    if lora is not None:
+        r.update(adapter="lora", lora_rank=lora[0], lora_targets=lora[1])
     if geo["arch"] == "gpt2":
         r.update(mlp="gelu", norm="layernorm", bias="all", tied_embeddings=True, learned_positions=geo["seq"])
     else:
@@ -65,7 +141,7 @@ def predict(trainfit, request):
     out = subprocess.run([trainfit, "estimate", "--request", "-", "--format", "json"], input=json.dumps(request),
                          capture_output=True, text=True)
     if out.returncode not in (0, 1):
-        raise SystemExit(f"trainfit failed: {out.stderr.strip()}")
+        return out.stderr.strip() or f"exit {out.returncode}"  # the request was refused
     return json.loads(out.stdout)
 
 
@@ -78,7 +154,11 @@ def main():
     parser.add_argument("--trainfit", required=True, help="path to the trainfit binary")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--write", metavar="FILE", help="write the markdown table here")
-    parser.add_argument("--only", help="run only geometries whose name contains this")
+    parser.add_argument("--only", help="run only rows whose label (geometry and variant) contains this")
+    parser.add_argument("--conventions", action="store_true",
+                        help="run only the convention cases (held logits, LoRA, op / every-N recompute)")
+    parser.add_argument("--list-saved", action="store_true",
+                        help="print every saved storage with the autograd nodes that saved it")
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -95,22 +175,36 @@ def main():
 
     rows, failures = [], 0
     started = time.time()
-    runs = [(name, geo, impl, attention, precision, recompute)
-            for name, geo in GEOMETRIES if not args.only or args.only in name
-            for impl, attention in variants if impl == "ours" or geo["arch"] == "llama"
-            for precision in ("bf16", "bf16-amp") for recompute in (False, True)]
-    for name, geo, impl, attention, precision, recompute in runs:
-        m = measure.measure(geo, precision, recompute, args.device, attention, hf=impl == "hf")
-        request = request_for(geo, precision, recompute)
+    runs = [] if args.conventions else [
+        (name, geo, impl, attention, precision, dict(recompute="full" if recompute else "none"))
+        for name, geo in GEOMETRIES
+        for impl, attention in variants if impl == "ours" or geo["arch"] == "llama"
+        for precision in ("bf16", "bf16-amp") for recompute in (False, True)]
+    runs += [(name, geo, "ours", "eager", precision, options) for name, geo, precision, options in CONVENTIONS]
+    runs = [r for r in runs if not args.only or args.only in label(r[0], r[5])]
+    for name, geo, impl, attention, precision, options in runs:
+        recompute = options.get("recompute", "none")
+        held, lora, every = options.get("held_logits", True), options.get("lora"), options.get("recompute_every", 1)
+        m = measure.measure(geo, precision, recompute, args.device, attention, hf=impl == "hf", held_logits=held,
+                            recompute_every=every, lora=lora, list_saved=args.list_saved)
+        request = request_for(geo, precision, recompute, held, lora, every)
         if attention == "sdpa":
             request["attention"] = "flash"
         if args.device == "cuda":
             request["optimizer_impl"] = "foreach"  # PyTorch's CUDA default
-        p = predict(args.trainfit, request)["breakdown"]["bytes"]
+        p = predict(args.trainfit, request)
+        if isinstance(p, str):
+            failures += 1
+            print(f"FAIL {label(name, options):40s} {precision:8s} saved {m['saved'] / 2**20:8.3f} MiB  "
+                  f"peak {m['peak'] / 2**20:8.3f} MiB  trainfit refused the request: {p}", flush=True)
+            continue
+        p = p["breakdown"]["bytes"]
         states = m["params"] + m["grads"] + m["optimizer"]
         if impl == "hf" or attention != "eager":
             name = f"{name} [{impl} {attention}]"
-        row = dict(name=name, precision=precision, recompute="full" if recompute else "none",
+        row = dict(name=name, precision=precision,
+                   recompute=recompute + (f" every {every}" if every != 1 else ""),
+                   logits="held" if held else "dropped", adapter=f"lora r{lora[0]} {lora[1]}" if lora else "-",
                    saved=m["saved"], p_saved=p["activations"], peak=m["peak"], p_peak=p["per_gpu_total"],
                    states=states, p_states=p["model_states"])
         if "reserved" in m:
@@ -121,14 +215,61 @@ def main():
                      and row["p_states"] == states)
         failures += not row["ok"]
         rows.append(row)
-        print(f"{'ok  ' if row['ok'] else 'FAIL'} {name:22s} {precision:8s} recompute={row['recompute']:4s} "
+        print(f"{'ok  ' if row['ok'] else 'FAIL'} {label(name, options):40s} {precision:8s} "
               f"saved {m['saved'] / 2**20:8.3f} MiB pred {row['e_saved']:+6.2%}  "
               f"peak {m['peak'] / 2**20:8.3f} MiB pred {row['e_peak']:+6.2%}  "
               f"states {'exact' if row['p_states'] == states else str(row['p_states'] - states)}", flush=True)
+        if args.list_saved:
+            print_saved(m["saved_report"], p)
     if args.write:
         write_table(args.write, rows, args.device, time.time() - started)
     print(f"{len(rows) - failures} passed, {failures} failed")
     return 1 if failures else 0
+
+
+def label(name, options):
+    """A row's name: the geometry, then what differs from the default step."""
+    parts = [name]
+    if options.get("recompute", "none") != "none":
+        every = options.get("recompute_every", 1)
+        parts.append(f"recompute={options['recompute']}" + (f"/{every}" if every != 1 else ""))
+    if not options.get("held_logits", True):
+        parts.append("logits dropped")
+    if options.get("lora"):
+        parts.append(f"lora r{options['lora'][0]} {options['lora'][1]}")
+    return ", ".join(parts)
+
+
+def print_saved(report, predicted):
+    """The saved storages, largest first, each with the autograd nodes that saved it."""
+    total = sum(nbytes for nbytes, is_param, _ in report if not is_param)
+    print(f"     saved storages (parameters apart): {total / 2**20:.3f} MiB; trainfit activations "
+          f"{predicted['activations'] / 2**20:.3f} MiB")
+    for nbytes, is_param, users in report:
+        if is_param:
+            continue
+        shape, dtype = users[0][2], users[0][3]
+        nodes = ", ".join(sorted({f"{node}.{attr.replace('_saved_', '')}" for node, attr, _, _ in users}))
+        print(f"       {nbytes / 2**20:8.3f} MiB {dtype:9s} {str(list(shape)):20s} {nodes}")
+
+
+def kept_sections(path):
+    """The '## ' sections of an existing file that this script does not write (kept as they are)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return []
+    own = CONVENTIONS_DOC.splitlines()[0]
+    sections, current = [], None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = None if line == own else []
+            if current is not None:
+                sections.append(current)
+        if current is not None:
+            current.append(line)
+    return [line for section in sections for line in section + [""]] if sections else []
 
 
 def write_table(path, rows, device, seconds):
@@ -160,18 +301,20 @@ def write_table(path, rows, device, seconds):
         f"Worst |error|: saved {worst['e_saved']:.2%}, peak {worst['e_peak']:.2%}. "
         f"Mean |error|: saved {mean['e_saved']:.2%}, peak {mean['e_peak']:.2%}.",
         "",
-        "| geometry | precision | recompute | saved MiB | predicted | error | peak MiB | predicted | error | states MiB | predicted |"
+        "| geometry | precision | recompute | logits | adapter | saved MiB | predicted | error | peak MiB | predicted | error | states MiB | predicted |"
         + (" reserved MiB |" if reserved else ""),
-        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if reserved else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if reserved else ""),
     ]
     for r in rows:
         lines.append(
-            f"| {r['name']} | {r['precision']} | {r['recompute']} | {r['saved'] / 2**20:.3f} | {r['p_saved'] / 2**20:.3f} | "
+            f"| {r['name']} | {r['precision']} | {r['recompute']} | {r['logits']} | {r['adapter']} | "
+            f"{r['saved'] / 2**20:.3f} | {r['p_saved'] / 2**20:.3f} | "
             f"{r['e_saved']:+.2%} | {r['peak'] / 2**20:.3f} | {r['p_peak'] / 2**20:.3f} | {r['e_peak']:+.2%} | "
             f"{r['states'] / 2**20:.3f} | {'exact' if r['p_states'] == r['states'] else r['p_states'] / 2**20} |"
             + (f" {r['reserved'] / 2**20:.3f} |" if reserved else ""))
     lines += ["", "Geometries (base values, each row varies one):", "",
               f"- llama: `{json.dumps(LLAMA)}`", f"- gpt2: `{json.dumps(GPT2)}`", ""]
+    lines += kept_sections(path) + [CONVENTIONS_DOC]
     with open(path, "w") as f:
         f.write("\n".join(lines))
 
