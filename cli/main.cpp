@@ -103,8 +103,10 @@ int run_request_command(const std::string& command, int argc, char** argv) {
     return bad_input("over='" + over + "' is not valid; accepted: gpus|seq|both");
   }
 
-  Result<Request> request = cli::request_from_options(vm);
+  std::vector<std::string> notes;
+  Result<Request> request = cli::request_from_options(vm, &notes);
   if (!request) return bad_input(request.error().message);
+  for (const std::string& note : notes) std::cerr << "trainfit: note: " << note << "\n";
   const auto start = std::chrono::steady_clock::now();
   ResponseOptions options;
   options.profiles = command != "min-gpus" && (command == "sweep" || format == "json");

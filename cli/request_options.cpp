@@ -3,10 +3,13 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
+#include "trainfit/admission.h"
 #include "trainfit/catalog.h"
 #include "trainfit/config.h"
+#include "trainfit/config_file.h"
 #include "trainfit/json.h"
 
 namespace po = boost::program_options;
@@ -16,7 +19,10 @@ namespace trainfit::cli {
 void add_request_options(po::options_description& visible, po::options_description& hidden) {
   visible.add_options()
       ("request", po::value<std::string>()->value_name("FILE"), "request JSON file ('-' = stdin); flags override it")
-      ("hf-config", po::value<std::string>()->value_name("PATH"), "Hugging Face config.json giving the geometry");
+      ("hf-config", po::value<std::string>()->value_name("PATH"), "Hugging Face config.json giving the geometry")
+      ("config", po::value<std::string>()->value_name("FILE"),
+       "a framework's config file: DeepSpeed .json, torchtune .yaml, torchtitan .toml or Megatron-LM arguments; "
+       "flags override it (docs/config-files.md)");
   for (const FieldSpec& field : request_fields()) {
     const std::string help = std::string(field.help) + " [" + field.accepted + "]";
     auto value = po::value<std::string>()->value_name(field.kind == FieldKind::kBool ? "BOOL" : "VALUE");
@@ -41,7 +47,18 @@ Result<std::string> read_text(const std::string& path, const char* field) {
   return text.str();
 }
 
-Result<Request> request_from_options(const po::variables_map& vm) {
+// A framework config file (a regular file, bounded), its fields set over the request.
+Result<ConfigFile> apply_config_file(const std::string& path, Request& request) {
+  Result<std::string> text = admission::read_regular_file(path, kMaxConfigFileBytes);
+  if (!text) return make_error(text.error().code, "config", "config=" + text.error().message);
+  Result<ConfigFile> file = read_config_file_text(text.value(), path);
+  if (!file) return file.error();
+  Result<bool> set = apply_key_values(request, to_key_values(file->request, '\n'), '\n');
+  if (!set) return set.error();
+  return file;
+}
+
+Result<Request> request_from_options(const po::variables_map& vm, std::vector<std::string>* notes) {
   Request request;
   if (vm.count("request")) {
     Result<std::string> text = read_text(vm["request"].as<std::string>(), "request");
@@ -57,12 +74,27 @@ Result<Request> request_from_options(const po::variables_map& vm) {
     if (!geometry) return geometry.error();
     set_geometry(request, geometry.value());
   }
+  std::optional<ConfigFile> config;
+  if (vm.count("config")) {
+    Result<ConfigFile> file = apply_config_file(vm["config"].as<std::string>(), request);
+    if (!file) return file.error();
+    config = std::move(file).value();
+  }
   for (const FieldSpec& field : request_fields()) {
     for (const char* key : {field.name, field.flag}) {
       if (vm.count(key)) {
         Result<bool> set = set_field_from_text(request, field.name, vm[key].as<std::string>());
         if (!set) return set.error();
       }
+    }
+  }
+  if (config) {
+    Result<std::vector<std::string>> batch = apply_global_batch(*config, request);
+    if (!batch) return make_error(batch.error().code, batch.error().field, vm["config"].as<std::string>() + ": " + batch.error().message);
+    if (notes != nullptr) {
+      const std::string prefix = "config '" + vm["config"].as<std::string>() + "' (" + config->kind + "): ";
+      for (const std::string& note : batch.value()) notes->push_back(prefix + note);
+      for (const std::string& note : config_file_notes(*config)) notes->push_back(prefix + note);
     }
   }
   return request;

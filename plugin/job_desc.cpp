@@ -44,7 +44,8 @@ std::string without_gpus(const char* text) {
 
 // Only trainfit's entries are copied: the job's environment may be large.
 bool ours(const char* entry) {
-  return std::strncmp(entry, "_SLURM_SPANK_OPTION_trainfit_", 29) == 0 || std::strncmp(entry, "TRAINFIT_GEOMETRY=", 18) == 0;
+  return std::strncmp(entry, "_SLURM_SPANK_OPTION_trainfit_", 29) == 0 || std::strncmp(entry, "TRAINFIT_GEOMETRY=", 18) == 0 ||
+         std::strncmp(entry, "TRAINFIT_CONFIG=", 16) == 0;  // --llm-config's fields
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // spank_trainfit: the user's side. Gives sbatch, salloc and srun the --llm-*
-// options, fails malformed values at once, reads --llm-hf-config on the submit
-// host (the geometry travels in the job's environment as TRAINFIT_GEOMETRY), and
+// options, fails malformed values at once, reads --llm-hf-config and --llm-config on
+// the submit host (the geometry and the config file's fields travel in the job's
+// environment as TRAINFIT_GEOMETRY and TRAINFIT_CONFIG key=value lists), and
 // refuses srun steps inside an allocation that are predicted to run out of memory.
 // The annotation is read by the same function job_submit uses
 // (annotation_from_spank_env) and steps are judged by the same decide(); the
@@ -20,6 +21,7 @@ extern "C" {
 #include "slurm_host.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
+#include "trainfit/config_file.h"
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))
@@ -79,6 +81,26 @@ Result<Request> hf_geometry(const std::string& path) {
   return request;
 }
 
+// The fields of --llm-config (a framework's config file), read on the submit host.
+Result<ConfigFile> config_file(const std::string& path) {
+  Result<std::string> text = read_regular_file(path, kMaxConfigFileBytes);
+  if (!text) return make_error(text.error().code, "config", "--llm-config=" + text.error().message);
+  Result<ConfigFile> file = read_config_file_text(text.value(), path);
+  if (!file) return make_error(file.error().code, "config", "--llm-config: " + file.error().message);
+  return file;
+}
+
+// What --llm-config left out, once, on the user's terminal.
+void log_config_notes(const ConfigFile& file) {
+  Request request = file.request;  // sbatch does not know the GPU count: the global batch is only noted
+  Result<std::vector<std::string>> batch = apply_global_batch(file, request);
+  std::vector<std::string> notes = batch ? batch.value() : std::vector<std::string>();
+  for (const std::string& note : config_file_notes(file)) notes.push_back(note);
+  for (const std::string& note : notes) {
+    slurm_spank_log("%s", printable("trainfit: --llm-config (" + file.kind + "): " + note).c_str());
+  }
+}
+
 int option_cb(int val, const char* optarg, int remote) {
   if (remote) return 0;
   try {
@@ -88,6 +110,12 @@ int option_cb(int val, const char* optarg, int remote) {
       Result<Request> geometry = hf_geometry(value);
       if (!geometry) {
         say_error("trainfit: " + geometry.error().message);
+        return -1;
+      }
+    } else if (std::string(option.option) == "config") {
+      Result<ConfigFile> file = config_file(value);
+      if (!file) {
+        say_error("trainfit: " + file.error().message);
         return -1;
       }
     } else if (std::string(option.option) != "check") {
@@ -134,6 +162,11 @@ Result<std::vector<std::string>> job_env() {
     if (!geometry) return geometry.error();
     env.push_back("TRAINFIT_GEOMETRY=" + to_key_values(geometry.value(), ','));
   }
+  if (const std::string* path = value_of("config")) {
+    Result<ConfigFile> file = config_file(*path);
+    if (!file) return file.error();
+    env.push_back("TRAINFIT_CONFIG=" + to_key_values(file->request, ','));
+  }
   for (const auto& [option, value] : g_values) env.push_back(spank_env_name(option) + "=" + value);
   return env;
 }
@@ -162,13 +195,18 @@ int allocator_post_opt(spank_t sp) {
     say_error("trainfit: invalid annotation: " + resolved.error().message);
     return -1;
   }
-  if (value_of("hf-config") != nullptr) {  // the geometry travels with the job
-    const std::string& geometry = env->front();
-    const std::string spec = geometry.substr(geometry.find('=') + 1);
-    if (spank_job_control_setenv(sp, "TRAINFIT_GEOMETRY", spec.c_str(), 1) != ESPANK_SUCCESS) {
-      say_error("trainfit: could not attach the HF geometry to the job");
+  // The files' fields travel with the job (slurmctld cannot read the submit host's files).
+  for (const std::string& entry : env.value()) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name != "TRAINFIT_GEOMETRY" && name != "TRAINFIT_CONFIG") continue;
+    if (spank_job_control_setenv(sp, name.c_str(), entry.substr(name.size() + 1).c_str(), 1) != ESPANK_SUCCESS) {
+      say_error("trainfit: could not attach " + name + " to the job");
       return -1;
     }
+  }
+  if (const std::string* path = value_of("config")) {
+    Result<ConfigFile> file = config_file(*path);
+    if (file) log_config_notes(file.value());
   }
   return 0;
 }

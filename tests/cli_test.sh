@@ -56,6 +56,29 @@ check kv-heads 2 "num_kv_heads=3" -- "$bin" estimate --model llama3-8b --kv-head
 check tp-heads 2 "tensor_parallel=5" -- "$bin" estimate --model llama3-8b --tp 5 --gpus 5
 check missing-file 2 "request='/nonexistent.json' cannot be read" -- "$bin" estimate --request /nonexistent.json
 check bad-format 2 "format='xml'" -- "$bin" estimate --model llama3-8b --format xml
+# --config: a framework's own file (docs/config-files.md). Whether the step fits is the
+# model's business: these check that the file is read (exit 0 or 1) and what is printed.
+fw=$fixtures/frameworks
+runs() { "$@"; local rc=$?; [[ $rc -le 1 ]]; }
+check config-deepspeed 0 "note: config .*\(deepspeed\): ignored \(no effect on memory\): .*scheduler" -- \
+  runs "$bin" estimate --config "$fw/deepspeed_zero3_offload.json" --model llama3-8b --gpus 8
+check config-torchtune 0 "llama3-8b" -- runs "$bin" estimate --config "$fw/torchtune_llama3_1_8B_lora_single_device.yaml" --gpus 1 --seq 2048
+check config-torchtitan 0 "\(torchtitan\): ignored .*optimizer.lr" -- runs "$bin" estimate --config "$fw/torchtitan_llama3_8b.toml" --gpus 8
+check config-megatron 0 "--global-batch-size=128 gives num_microbatches=64" -- runs "$bin" estimate --config "$fw/megatron_llama3_8b.args" --gpus 8
+check config-override 0 '"zero_stage": 2' -- runs "$bin" estimate --config "$fw/deepspeed_zero3_offload.json" --model llama3-8b --gpus 8 --zero 2 --offload-params false --format json
+check config-batch 2 "train_batch_size=256 disagrees with gradient_accumulation_steps=8" -- \
+  "$bin" estimate --config "$fw/deepspeed_zero3_offload.json" --model llama3-8b --gpus 16
+check config-dir 2 "not a regular file" -- "$bin" estimate --config "$fw"
+check config-missing 2 "config=/nonexistent.yaml: not found" -- "$bin" estimate --config /nonexistent.yaml
+tmp=$(mktemp -d)
+mkfifo "$tmp/fifo.toml"
+head -c 2000000 /dev/zero | tr '\0' '#' >"$tmp/huge.yaml"
+printf 'model:\n  _component_: [unclosed\n' >"$tmp/bad.yaml"
+check config-fifo 2 "not a regular file" -- timeout 10 "$bin" estimate --config "$tmp/fifo.toml"
+check config-huge 2 "accepted: at most 1048576" -- "$bin" estimate --config "$tmp/huge.yaml"
+check config-malformed 2 "malformed YAML at line [0-9]+, column [0-9]+" -- "$bin" estimate --config "$tmp/bad.yaml"
+check config-unknown-model 2 "is not a model trainfit knows" -- bash -c "printf 'model:\n  _component_: torchtune.models.gemma.gemma_2b\n' >'$tmp/g.yaml'; '$bin' estimate --config '$tmp/g.yaml'"
+rm -rf "$tmp"
 # Nothing crashes on odd input.
 for args in "--seq 0" "--hidden 1 --layers 1 --heads 1" "--micro-batch 1048576 --seq 1024" "--gpu-memory-gb 1e-9" \
             "--params-b 1e5 --layers 100000 --hidden 1048576" "--gpus 1048576 --zero 3"; do

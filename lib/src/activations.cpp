@@ -169,9 +169,19 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   a.inflight_layers = L * in_flight;
   a.layers = a.per_layer * a.inflight_layers;
   const double micro_batches = c.pp > 1 && p.first ? std::min(m, pp) : 1.0;
-  if (p.first) {
+  const bool frozen = c.adapter != Adapter::kNone;
+  if (p.first && !frozen) {
     // Token ids (int64, Megatron: 8sbp) and the embedding dropout mask (sbhp/t).
     a.embedding = (8.0 * T + (g.dropout ? T * h / r : 0.0)) * micro_batches;
+  }
+  if (p.first && frozen && c.recompute == Recompute::kNone) {
+    // Nothing upstream of the first adapter needs a gradient (measured): the first layer's
+    // input norm saves nothing, and with q and v adapted its attention keeps no q (k has
+    // no gradient there).
+    const double first_norm = norm_bytes_per_token(c) - (g.norm == Norm::kRmsNorm && c.ops == Ops::kEager && !c.compile ? residual_bytes(c) * h : 0.0);
+    const double q = static_cast<double>(g.heads * g.head_size()) / t;
+    const double unsaved = first_norm * T / r + (c.lora_targets == LoraTargets::kQv ? A * q * T : 0.0);
+    a.layers -= std::min(a.layers, unsaved * micro_batches);
   }
   if (c.ops == Ops::kEager) {
     // RoPE's cos and sin tables, saved by q*cos and rotate_half(q)*sin, shared by all layers.
@@ -181,8 +191,10 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   }
   if (p.last) {
     const double V = static_cast<double>(g.vocab) / t;  // vocab-parallel logits
-    // Final norm + LM-head input (Korthikanti: 4sbh/t with SP).
-    a.logits_loss = (norm_bytes_per_token(c) + Ain * h) * T / r;
+    // Final norm + LM-head input (Korthikanti: 4sbh/t with SP). A frozen head saves no
+    // input and its norm no normalized tensor (measured).
+    const double frozen_norm = g.norm == Norm::kRmsNorm && c.ops == Ops::kEager && !c.compile ? residual_bytes(c) * h : 0.0;
+    a.logits_loss = frozen ? (norm_bytes_per_token(c) - frozen_norm) * T / r : (norm_bytes_per_token(c) + Ain * h) * T / r;
     // HF shifts labels: the loss sees s-1 positions per sequence.
     const double loss_tokens = c.ops == Ops::kEager ? T - static_cast<double>(c.micro_batch) : T;
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;

@@ -199,6 +199,15 @@ out=$(sbatch --gpus=h100:8 --llm-hf-config="$here/../fixtures/hf/llama-3-70b.con
         --llm-zero=3 --llm-recompute=full --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"at seq 8192 needs"*"min_gpus_to_fit=$min64"* ]] && ok "--llm-hf-config geometry reaches job_submit" \
   || fail "--llm-hf-config" "rc=$rc" "$out"
+# --llm-config: a DeepSpeed file read in sbatch, its fields (framework included) carried to
+# job_submit as TRAINFIT_CONFIG; the verdict must equal the CLI's on the same file.
+ds_config="$here/../fixtures/frameworks/deepspeed_zero3_offload.json"
+min_cfg=$("$trainfit" min-gpus --config "$ds_config" --model llama3-70b --seq 4096 --gpu h100 --gpus-per-node 64 2>/dev/null)
+out=$(sbatch --gpus=h100:4 --llm-config="$ds_config" --llm-model=llama3-70b --llm-seq=4096 --wrap true 2>&1); rc=$?
+[[ $rc -eq 1 && $out == *"(deepspeed): ignored (no effect on memory)"* && $out == *"min_gpus_to_fit=$min_cfg"* ]] \
+  && ok "--llm-config (DeepSpeed) reaches job_submit: min_gpus_to_fit=$min_cfg as the CLI" || fail "--llm-config" "rc=$rc" "$out"
+out=$(timeout 20 sbatch --gpus=h100:8 --llm-config="$dir/fifo.json" --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $rc -ne 124 && $out == *"a FIFO, not a regular file"* ]] && ok "--llm-config=FIFO fails at once" || fail "config FIFO" "rc=$rc" "$out"
 
 salloc_step() { timeout 120 salloc -n 4 --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 srun "$@" 2>&1; }
 out=$(salloc_step --llm-model=llama3-8b --llm-zero=3 echo step-ran); rc=$?

@@ -57,6 +57,8 @@ const std::vector<Meaning>& precision_words(Framework f) {
       {"bf16", "bf16-amp", std::nullopt,
        "job_config.py Training.mixed_precision_param=bfloat16: FSDP2 MixedPrecisionPolicy over fp32 sharded params"},
       {"bf16-true", "bf16", std::nullopt, "job_config.py Training.dtype=bfloat16: everything bf16, no fp32 copy"},
+      {"bf16-mixed", "bf16-amp", std::nullopt,
+       "job_config.py Training.dtype=float32 + mixed_precision_param=bfloat16 (the default)"},
       // Float8 is a converter over the same FSDP2 policy; Float8Linear saves its bf16
       // input and re-casts in backward (torchao float8/float8_linear.py).
       {"fp8", "bf16-amp", std::nullopt, "quantize.linear.float8: torchao Float8Linear over FSDP2 mixed precision"},

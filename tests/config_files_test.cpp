@@ -1,0 +1,532 @@
+// Framework config files -> Request. Every expected value is what the fixture file
+// itself says (tests/fixtures/frameworks/, each in its framework's real format and
+// modelled on its release's recipes), or the framework's documented default.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "trainfit/admission.h"
+#include "trainfit/config_file.h"
+
+namespace trainfit {
+namespace {
+
+std::string fixture_path(const std::string& name) { return std::string(TRAINFIT_FIXTURES) + "/frameworks/" + name; }
+
+ConfigFile read_fixture(const std::string& name) {
+  std::ifstream in(fixture_path(name));
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<ConfigFile> file = read_config_file_text(text.str(), fixture_path(name));
+  EXPECT_TRUE(file.ok()) << file.error().message;
+  return file.ok() ? file.value() : ConfigFile();
+}
+
+Error read_error(const std::string& text, const std::string& name) {
+  Result<ConfigFile> file = read_config_file_text(text, name);
+  EXPECT_FALSE(file.ok()) << name << " was accepted";
+  return file.ok() ? Error() : file.error();
+}
+
+bool lists(const std::vector<std::string>& list, const std::string& prefix) {
+  return std::any_of(list.begin(), list.end(), [&](const std::string& item) { return item.rfind(prefix, 0) == 0; });
+}
+
+// ---- torchtune (v0.6.1 recipes) ----
+
+TEST(ConfigTorchtune, Lora8BSingleDeviceRecipe) {
+  const ConfigFile f = read_fixture("torchtune_llama3_1_8B_lora_single_device.yaml");
+  const Request& r = f.request;
+  EXPECT_EQ(f.kind, "torchtune");
+  EXPECT_EQ(r.framework, "torchtune");
+  EXPECT_EQ(r.model, "llama3-8b");        // torchtune.models.llama3_1.lora_llama3_1_8b
+  EXPECT_EQ(r.adapter, "lora");
+  EXPECT_EQ(r.lora_rank, 8);              // lora_rank: 8
+  EXPECT_EQ(r.lora_targets, "all-linear");  // q, v, output_proj + apply_lora_to_mlp: True
+  EXPECT_TRUE(lists(f.not_modelled, "model.lora_attn_modules="));  // no k_proj: not exactly all-linear
+  EXPECT_EQ(r.precision, "bf16");         // dtype: bf16, the recipe's word
+  EXPECT_EQ(r.micro_batch, 2);            // batch_size: 2
+  EXPECT_EQ(r.num_microbatches, 8);       // gradient_accumulation_steps: 8
+  EXPECT_EQ(r.recompute, "full");         // enable_activation_checkpointing: True
+  EXPECT_EQ(r.loss, "chunked");           // CEWithChunkedOutputLoss
+  EXPECT_EQ(r.optimizer, "adamw");        // torch.optim.AdamW
+  EXPECT_EQ(r.optimizer_impl, "fused");   // fused: True
+  EXPECT_EQ(r.compile, false);            // compile: False
+  EXPECT_FALSE(r.seq_length);             // tokenizer.max_seq_len: null
+  EXPECT_TRUE(lists(f.left_unset, "tokenizer.max_seq_len=null"));
+  for (const char* key : {"optimizer.lr", "seed", "output_dir", "log_every_n_steps", "model.lora_alpha"}) {
+    EXPECT_TRUE(lists(f.ignored, key)) << key;
+  }
+  EXPECT_TRUE(f.unrecognised.empty()) << f.unrecognised.front();
+}
+
+TEST(ConfigTorchtune, Full8BDistributedRecipe) {
+  const ConfigFile f = read_fixture("torchtune_llama3_1_8B_full.yaml");
+  EXPECT_EQ(f.request.model, "llama3-8b");
+  EXPECT_EQ(f.request.adapter, "none");
+  EXPECT_FALSE(f.request.lora_targets);
+  EXPECT_EQ(f.request.micro_batch, 2);
+  EXPECT_EQ(f.request.num_microbatches, 1);
+  EXPECT_TRUE(lists(f.not_modelled, "custom_sharded_layers="));
+  EXPECT_TRUE(lists(f.ignored, "optimizer_in_bwd"));  // False: nothing to model
+}
+
+TEST(ConfigTorchtune, Qlora3BRecipe) {
+  const ConfigFile f = read_fixture("torchtune_llama3_2_3B_qlora_single_device.yaml");
+  EXPECT_EQ(f.request.model, "llama3.2-3b");
+  EXPECT_EQ(f.request.adapter, "qlora");
+  EXPECT_EQ(f.request.lora_rank, 64);
+  EXPECT_EQ(f.request.micro_batch, 4);
+  EXPECT_EQ(f.request.num_microbatches, 8);
+}
+
+std::string lora_recipe(const std::string& component, const std::string& modules, const std::string& extra = "") {
+  return "model:\n  _component_: " + component + "\n  lora_attn_modules: " + modules + "\n" + extra;
+}
+
+TEST(ConfigTorchtune, LoraTargetsFromTheModules) {
+  const auto targets = [](const std::string& modules, const std::string& extra) {
+    Result<ConfigFile> f = read_config_file_text(lora_recipe("torchtune.models.llama3.lora_llama3_8b", modules, extra), "r.yaml");
+    EXPECT_TRUE(f.ok()) << f.error().message;
+    return f.ok() ? std::make_pair(f->request.lora_targets.value_or(""), f->not_modelled.empty()) : std::make_pair(std::string(), false);
+  };
+  EXPECT_EQ(targets("['q_proj', 'v_proj']", ""), std::make_pair(std::string("qv"), true));
+  EXPECT_EQ(targets("[q_proj, k_proj, v_proj, output_proj]", ""), std::make_pair(std::string("attention"), true));
+  EXPECT_EQ(targets("[q_proj, k_proj, v_proj, output_proj]", "  apply_lora_to_mlp: True\n"),
+            std::make_pair(std::string("all-linear"), true));
+  EXPECT_EQ(targets("[q_proj]", ""), std::make_pair(std::string("qv"), false));  // a subset: listed
+}
+
+TEST(ConfigTorchtune, OtherRecipeKeys) {
+  Result<ConfigFile> f = read_config_file_text(
+      "model:\n  _component_: torchtune.models.llama2.llama2_7b\n"
+      "optimizer:\n  _component_: bitsandbytes.optim.PagedAdamW8bit\n  lr: 2e-5\n"
+      "loss:\n  _component_: torch.nn.CrossEntropyLoss\n"
+      "enable_activation_checkpointing: True\nac_option: 2\ncompile: True\n"
+      "tokenizer:\n  _component_: torchtune.models.llama2.llama2_tokenizer\n  max_seq_len: 4096\n"
+      "fsdp_cpu_offload: True\noptimizer_in_bwd: True\nmystery_key: 1\n",
+      "full.yml");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->request.model, "llama2-7b");
+  EXPECT_EQ(f->request.optimizer, "adamw-8bit");
+  EXPECT_EQ(f->request.loss, "standard");
+  EXPECT_EQ(f->request.recompute, "full");
+  EXPECT_EQ(f->request.recompute_every, 2);
+  EXPECT_EQ(f->request.compile, true);
+  EXPECT_EQ(f->request.seq_length, 4096);
+  EXPECT_EQ(f->request.offload_params, true);
+  EXPECT_EQ(f->request.offload_optimizer, true);
+  EXPECT_TRUE(lists(f->not_modelled, "optimizer_in_bwd=True"));
+  EXPECT_EQ(f->unrecognised, std::vector<std::string>{"mystery_key"});
+}
+
+TEST(ConfigTorchtune, BadRecipes) {
+  Error e = read_error("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\n  apply_lora_to_mlp: True\n", "r.yaml");
+  EXPECT_EQ(e.code, ErrorCode::kInconsistent);
+  EXPECT_NE(e.message.find("model.apply_lora_to_mlp"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("model._component_"), std::string::npos) << e.message;
+
+  e = read_error("model:\n  _component_: torchtune.models.gemma.gemma_2b\n", "r.yaml");
+  EXPECT_EQ(e.code, ErrorCode::kUnknownName);
+  EXPECT_NE(e.message.find("gemma_2b' is not a model trainfit knows; accepted:"), std::string::npos) << e.message;
+
+  e = read_error("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\ndtype: fp16\n", "r.yaml");
+  EXPECT_NE(e.message.find("dtype='fp16' is not valid; accepted: bf16|fp32"), std::string::npos) << e.message;
+
+  e = read_error(lora_recipe("torchtune.models.llama3.lora_llama3_8b", "[q_proj, w1]"), "r.yaml");
+  EXPECT_NE(e.message.find("model.lora_attn_modules='w1'"), std::string::npos) << e.message;
+
+  e = read_error("batch_size: [1, 2]\n", "r.yaml");  // a list where a number belongs
+  EXPECT_NE(e.message.find("batch_size="), std::string::npos) << e.message;
+
+  e = read_error("batch_size: two\n", "r.yaml");
+  EXPECT_NE(e.message.find("batch_size='two' is not valid; accepted: integer >= 1"), std::string::npos) << e.message;
+
+  e = read_error("model:\n  _component_: [unclosed\n", "r.yaml");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+  EXPECT_NE(e.message.find("malformed YAML at line"), std::string::npos) << e.message;
+
+  e = read_error("- just\n- a list\n", "r.yaml");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+}
+
+// ---- torchtitan (v0.2.1 train_configs) ----
+
+TEST(ConfigTorchtitan, Llama3_8B) {
+  const ConfigFile f = read_fixture("torchtitan_llama3_8b.toml");
+  const Request& r = f.request;
+  EXPECT_EQ(r.framework, "torchtitan");
+  EXPECT_EQ(r.model, "llama3-8b");      // name "llama3", flavor "8B"
+  EXPECT_EQ(r.micro_batch, 1);          // local_batch_size = 1
+  EXPECT_EQ(r.seq_length, 8192);        // seq_len = 8192
+  EXPECT_EQ(r.recompute, "op");         // selective, selective_ac_option "op"
+  EXPECT_EQ(r.sharding, "fsdp-full");   // data_parallel_shard_degree = -1, replicate 1
+  EXPECT_EQ(r.tensor_parallel, 1);
+  EXPECT_EQ(r.pipeline_parallel, 1);
+  EXPECT_EQ(r.context_parallel, 1);
+  EXPECT_EQ(r.optimizer, "adamw");      // name "AdamW"
+  EXPECT_EQ(r.compile, false);          // [compile] enable=false
+  EXPECT_FALSE(r.precision);            // neither dtype nor mixed_precision_param given
+  EXPECT_FALSE(f.global_batch);
+  EXPECT_TRUE(lists(f.ignored, "[job]"));
+  EXPECT_TRUE(lists(f.ignored, "optimizer.lr"));
+  EXPECT_TRUE(f.unrecognised.empty());
+}
+
+TEST(ConfigTorchtitan, Llama3_70BAnd405B) {
+  const ConfigFile f70 = read_fixture("torchtitan_llama3_70b.toml");
+  EXPECT_EQ(f70.request.model, "llama3-70b");
+  EXPECT_EQ(f70.request.tensor_parallel, 8);
+  EXPECT_EQ(f70.request.micro_batch, 8);
+  EXPECT_EQ(f70.request.recompute, "full");
+  EXPECT_FALSE(f70.request.precision);  // [quantize.linear.float8] settings without the converter: no fp8
+
+  const ConfigFile f405 = read_fixture("torchtitan_llama3_405b.toml");
+  EXPECT_EQ(f405.request.model, "llama3-405b");
+  EXPECT_EQ(f405.request.precision, "fp8");  // converters = ["float8"]
+  EXPECT_EQ(f405.request.compile, true);
+  EXPECT_TRUE(lists(f405.not_modelled, "parallelism.enable_async_tensor_parallel=true"));
+}
+
+TEST(ConfigTorchtitan, PipelineHybridShardingAndGlobalBatch) {
+  const ConfigFile f = read_fixture("torchtitan_llama3_70b_pp_hsdp.toml");
+  const Request& r = f.request;
+  EXPECT_EQ(r.sharding, "fsdp-hybrid");      // replicate 2 x shard 4
+  EXPECT_EQ(r.pipeline_parallel, 2);
+  EXPECT_EQ(r.micro_batch, 2);               // pipeline_parallel_microbatch_size = 2
+  EXPECT_EQ(r.num_microbatches, 4);          // local_batch_size 8 / 2
+  EXPECT_EQ(r.recompute, "full");            // selective_ac_option "2": every 2nd layer
+  EXPECT_EQ(r.recompute_every, 2);
+  EXPECT_EQ(r.optimizer_impl, "foreach");
+  EXPECT_EQ(r.precision, "bf16-mixed");      // dtype float32 + mixed_precision_param bfloat16
+  EXPECT_EQ(r.compile, true);
+  ASSERT_TRUE(f.global_batch);
+  EXPECT_EQ(f.global_batch->sequences, 256);
+  // 128 GPUs / (TP 8 x PP 2) = DP 8: 256 / (8 x 8) = 4 local batches of 4 microbatches.
+  Request at128 = r;
+  at128.num_gpus = 128;
+  Result<std::vector<std::string>> notes = apply_global_batch(f, at128);
+  ASSERT_TRUE(notes.ok()) << notes.error().message;
+  EXPECT_EQ(at128.num_microbatches, 16);
+  // 96 GPUs: DP 6 cannot split 256 into whole local batches of 8.
+  Request at96 = r;
+  at96.num_gpus = 96;
+  EXPECT_EQ(apply_global_batch(f, at96).error().code, ErrorCode::kInconsistent);
+}
+
+TEST(ConfigTorchtitan, ShardingFromTheDataParallelDegrees) {
+  const auto sharding = [](const std::string& parallelism) {
+    Result<ConfigFile> f = read_config_file_text("[parallelism]\n" + parallelism, "job.toml");
+    EXPECT_TRUE(f.ok()) << f.error().message;
+    return f.ok() ? f->request.sharding.value_or("") + "/" + (f->request.zero_stage ? std::to_string(*f->request.zero_stage) : "") : "";
+  };
+  EXPECT_EQ(sharding("data_parallel_replicate_degree = 4\ndata_parallel_shard_degree = 1\n"), "/0");  // DDP
+  EXPECT_EQ(sharding("data_parallel_shard_degree = 8\n"), "fsdp-full/");
+  EXPECT_EQ(sharding("fsdp_reshard_after_forward = \"never\"\n"), "fsdp-grad-op/");
+}
+
+TEST(ConfigTorchtitan, BadJobConfigs) {
+  Error e = read_error("[model]\nname = \"llama3\"\nflavor = \"13B\"\n", "job.toml");
+  EXPECT_EQ(e.code, ErrorCode::kUnknownName);
+  EXPECT_NE(e.message.find("model.flavor='13B'"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("8B, 70B, 405B"), std::string::npos) << e.message;
+
+  e = read_error("[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"sometimes\"\n", "job.toml");
+  EXPECT_NE(e.message.find("selective_ac_option='sometimes'"), std::string::npos) << e.message;
+
+  e = read_error("[optimizer]\nimplementation = \"turbo\"\n", "job.toml");
+  EXPECT_NE(e.message.find("for-loop|foreach|fused"), std::string::npos) << e.message;
+
+  e = read_error("[training]\nlocal_batch_size = \"8\"\n", "job.toml");  // a string, not an integer
+  EXPECT_NE(e.message.find("training.local_batch_size='8'"), std::string::npos) << e.message;
+
+  e = read_error("[training]\ndtype = \"float16\"\n", "job.toml");
+  EXPECT_NE(e.message.find("bfloat16|float32"), std::string::npos) << e.message;
+
+  e = read_error("[training\nseq_len = 8192\n", "job.toml");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+  EXPECT_NE(e.message.find("malformed TOML at line 1"), std::string::npos) << e.message;
+
+  e = read_error("a = " + std::string(100000, '['), "deep.toml");  // would overflow toml11's recursion
+  EXPECT_NE(e.message.find("nested deeper than"), std::string::npos) << e.message;
+}
+
+// ---- DeepSpeed (v0.16.4 config keys) ----
+
+TEST(ConfigDeepSpeed, Zero3OffloadConfig) {
+  const ConfigFile f = read_fixture("deepspeed_zero3_offload.json");
+  const Request& r = f.request;
+  EXPECT_EQ(r.framework, "deepspeed");
+  EXPECT_EQ(r.micro_batch, 4);              // train_micro_batch_size_per_gpu
+  EXPECT_EQ(r.num_microbatches, 8);         // gradient_accumulation_steps
+  EXPECT_EQ(r.precision, "bf16");           // bf16.enabled, DeepSpeed's word
+  EXPECT_EQ(r.zero_stage, 3);
+  EXPECT_EQ(r.offload_optimizer, true);     // offload_optimizer.device "cpu"
+  EXPECT_EQ(r.offload_params, true);        // offload_param.device "cpu"
+  EXPECT_EQ(r.optimizer, "adamw");          // type "AdamW"
+  EXPECT_EQ(r.recompute, "full");           // activation_checkpointing present
+  EXPECT_TRUE(lists(f.not_modelled, "zero_optimization.stage3_max_live_parameters="));
+  EXPECT_TRUE(lists(f.ignored, "scheduler"));
+  EXPECT_TRUE(lists(f.ignored, "optimizer.params.lr"));
+  ASSERT_TRUE(f.global_batch);
+  EXPECT_EQ(f.global_batch->sequences, 256);
+}
+
+TEST(ConfigDeepSpeed, TrainBatchSizeAgainstTheGpuCount) {
+  const ConfigFile f = read_fixture("deepspeed_zero3_offload.json");
+  Request at8 = f.request;  // 4 x 8 x 8 = 256: consistent
+  at8.num_gpus = 8;
+  ASSERT_TRUE(apply_global_batch(f, at8).ok());
+  EXPECT_EQ(at8.num_microbatches, 8);
+  Request at16 = f.request;  // 4 x 8 x 16 = 512 != 256
+  at16.num_gpus = 16;
+  Result<std::vector<std::string>> bad = apply_global_batch(f, at16);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInconsistent);
+  EXPECT_NE(bad.error().message.find("train_batch_size=256"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("gradient_accumulation_steps=8"), std::string::npos) << bad.error().message;
+  Request unknown = f.request;  // no GPU count: noted, nothing changed
+  Result<std::vector<std::string>> noted = apply_global_batch(f, unknown);
+  ASSERT_TRUE(noted.ok());
+  EXPECT_NE(noted->front().find("needs the GPU count"), std::string::npos);
+  Request flagged = f.request;  // a flag's num_microbatches wins over the file's batch
+  flagged.num_gpus = 16;
+  flagged.num_microbatches = 2;
+  EXPECT_TRUE(apply_global_batch(f, flagged).ok());
+  EXPECT_EQ(flagged.num_microbatches, 2);
+}
+
+TEST(ConfigDeepSpeed, OnlyTrainBatchSizeDerivesTheMicroBatch) {
+  Result<ConfigFile> f = read_config_file_text(R"({"train_batch_size": 64, "zero_optimization": {"stage": 2}})", "ds.json");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  Request r = f->request;
+  r.num_gpus = 16;
+  ASSERT_TRUE(apply_global_batch(*f, r).ok());
+  EXPECT_EQ(r.micro_batch, 4);  // 64 / 16 ranks, accumulation 1 (DeepSpeed's rule)
+  EXPECT_EQ(r.num_microbatches, 1);
+}
+
+TEST(ConfigDeepSpeed, HfTrainerAutoValuesAreLeftUnset) {
+  const ConfigFile f = read_fixture("deepspeed_zero3_hf_auto.json");
+  EXPECT_EQ(f.request.zero_stage, 3);
+  EXPECT_EQ(f.request.offload_optimizer, false);  // device "none"
+  EXPECT_EQ(f.request.offload_params, false);
+  EXPECT_FALSE(f.request.precision);
+  EXPECT_FALSE(f.request.micro_batch);
+  EXPECT_FALSE(f.global_batch);
+  for (const char* key : {"train_batch_size=auto", "train_micro_batch_size_per_gpu=auto", "gradient_accumulation_steps=auto",
+                          "bf16.enabled=auto", "fp16.enabled=auto", "zero_optimization.reduce_bucket_size=auto"}) {
+    EXPECT_TRUE(lists(f.left_unset, key)) << key;
+  }
+}
+
+TEST(ConfigDeepSpeed, BadConfigs) {
+  Error e = read_error(R"({"bf16": {"enabled": true}, "fp16": {"enabled": true}})", "ds.json");
+  EXPECT_EQ(e.code, ErrorCode::kInconsistent);
+  EXPECT_NE(e.message.find("bf16.enabled=true and fp16.enabled=true"), std::string::npos) << e.message;
+
+  e = read_error(R"({"train_batch_size": 65, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4})", "ds.json");
+  EXPECT_EQ(e.code, ErrorCode::kInconsistent);
+  EXPECT_NE(e.message.find("train_batch_size=65"), std::string::npos) << e.message;
+
+  e = read_error(R"({"zero_optimization": {"stage": "three"}})", "ds.json");
+  EXPECT_NE(e.message.find("zero_optimization.stage='three' is not valid; accepted: 0|1|2|3"), std::string::npos) << e.message;
+
+  e = read_error(R"({"zero_optimization": {"offload_optimizer": {"device": "gpu"}}})", "ds.json");
+  EXPECT_NE(e.message.find("device='gpu' is not valid; accepted: none|cpu|nvme"), std::string::npos) << e.message;
+
+  e = read_error(R"({"zero_optimization": 3})", "ds.json");
+  EXPECT_NE(e.message.find("zero_optimization='3'"), std::string::npos) << e.message;
+
+  e = read_error(R"({"train_batch_size": 8,})", "ds.json");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+  EXPECT_NE(e.message.find("malformed JSON at byte"), std::string::npos) << e.message;
+
+  e = read_error(R"({"model_type": "llama", "hidden_size": 4096})", "config.json");
+  EXPECT_NE(e.message.find("--hf-config"), std::string::npos) << e.message;
+
+  e = read_error("[1, 2]", "ds.json");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+}
+
+// ---- Megatron-LM arguments (core_v0.15.0) ----
+
+TEST(ConfigMegatron, Llama3_8BArguments) {
+  const ConfigFile f = read_fixture("megatron_llama3_8b.args");
+  const Request& r = f.request;
+  EXPECT_EQ(f.kind, "megatron");
+  EXPECT_EQ(r.framework, "megatron");
+  EXPECT_EQ(r.num_layers, 32);
+  EXPECT_EQ(r.hidden_dim, 4096);
+  EXPECT_EQ(r.num_heads, 32);
+  EXPECT_EQ(r.num_kv_heads, 8);          // --group-query-attention --num-query-groups 8
+  EXPECT_EQ(r.ffn_hidden, 14336);
+  EXPECT_EQ(r.head_dim, 128);            // --kv-channels
+  EXPECT_EQ(r.seq_length, 8192);
+  EXPECT_EQ(r.micro_batch, 1);
+  EXPECT_EQ(r.tensor_parallel, 2);
+  EXPECT_EQ(r.pipeline_parallel, 1);
+  EXPECT_EQ(r.context_parallel, 2);
+  EXPECT_EQ(r.sequence_parallel, true);
+  EXPECT_EQ(r.zero_stage, 1);            // --use-distributed-optimizer
+  EXPECT_EQ(r.precision, "bf16");        // --bf16, Megatron's word
+  EXPECT_EQ(r.recompute, "selective");
+  EXPECT_EQ(r.mlp, "swiglu");
+  EXPECT_EQ(r.norm, "rmsnorm");
+  EXPECT_EQ(r.tied_embeddings, false);   // --untie-embeddings-and-output-weights
+  EXPECT_EQ(r.bias, "none");             // --disable-bias-linear
+  EXPECT_EQ(r.dropout, false);           // both dropouts 0.0
+  EXPECT_EQ(r.learned_positions, 0);     // rope
+  EXPECT_EQ(r.vocab_size, 128256);       // already a multiple of 128 x TP 2
+  ASSERT_TRUE(f.global_batch);
+  EXPECT_EQ(f.global_batch->sequences, 128);
+  EXPECT_TRUE(lists(f.not_modelled, "--overlap-grad-reduce"));
+  EXPECT_TRUE(lists(f.ignored, "--lr"));
+  EXPECT_TRUE(lists(f.ignored, "--seed"));
+  EXPECT_TRUE(f.unrecognised.empty()) << f.unrecognised.front();
+  // 8 GPUs / (TP 2 x CP 2) = DP 2: 128 / (1 x 2) = 64 microbatches.
+  Request at8 = r;
+  at8.num_gpus = 8;
+  ASSERT_TRUE(apply_global_batch(f, at8).ok());
+  EXPECT_EQ(at8.num_microbatches, 64);
+}
+
+Request megatron(const std::string& args) {
+  Result<ConfigFile> f = read_config_file_text(args, "args.txt");
+  EXPECT_TRUE(f.ok()) << f.error().message;
+  return f.ok() ? f->request : Request();
+}
+
+TEST(ConfigMegatron, DefaultsOfAGptModel) {
+  const Request r = megatron("--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048");
+  EXPECT_EQ(r.mlp, "gelu");
+  EXPECT_EQ(r.ffn_hidden, 8192);          // 4h
+  EXPECT_EQ(r.norm, "layernorm");
+  EXPECT_EQ(r.tied_embeddings, true);
+  EXPECT_EQ(r.bias, "all");
+  EXPECT_EQ(r.dropout, true);             // 0.1 by default
+  EXPECT_EQ(r.learned_positions, 2048);   // learned_absolute, max positions = seq length
+  EXPECT_EQ(r.num_kv_heads, 16);
+  EXPECT_FALSE(r.precision);              // fp32 is the preset's to say
+  // --swiglu without --ffn-hidden-size: int(4h x 2/3 / 64) x 64.
+  EXPECT_EQ(megatron("--num-layers 2 --hidden-size 4096 --num-attention-heads 32 --swiglu").ffn_hidden, 10880);
+  // The vocabulary padded to a multiple of 128 x TP.
+  EXPECT_EQ(megatron("--vocab-size 50257 --tensor-model-parallel-size 4").vocab_size, 50688);
+}
+
+TEST(ConfigMegatron, SyntaxAndRecompute) {
+  const Request r = megatron(
+      "# comment line\n--num-layers=32 --hidden-size 4096 \\\n  --num-attention-heads 32  # trailing\n"
+      "--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2 \\\n"
+      "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --fp8-format hybrid --bf16\n");
+  EXPECT_EQ(r.num_layers, 32);
+  EXPECT_EQ(r.num_heads, 32);
+  EXPECT_EQ(r.virtual_pipeline, 4);       // 32 / 4 stages / 2 layers per chunk
+  EXPECT_EQ(r.recompute, "full");
+  EXPECT_EQ(r.precision, "fp8");
+  Result<ConfigFile> block = read_config_file_text(
+      "--num-layers 32 --pipeline-model-parallel-size 4 --recompute-granularity full --recompute-method block "
+      "--recompute-num-layers 2",
+      "args");
+  ASSERT_TRUE(block.ok()) << block.error().message;
+  EXPECT_FALSE(block->request.recompute);  // 2 of 8 layers per stage: not modelled, said so
+  EXPECT_TRUE(lists(block->not_modelled, "--recompute-method=block"));
+}
+
+TEST(ConfigMegatron, BadArguments) {
+  Error e = read_error("--bf16 --fp16", "args");
+  EXPECT_EQ(e.code, ErrorCode::kInconsistent);
+  EXPECT_NE(e.message.find("--bf16 and --fp16"), std::string::npos) << e.message;
+  e = read_error("--num-layers 32 stray", "args");
+  EXPECT_NE(e.message.find("'stray' is not a --flag"), std::string::npos) << e.message;
+  e = read_error("--num-layers --hidden-size 4096", "args");
+  EXPECT_NE(e.message.find("--num-layers needs a value"), std::string::npos) << e.message;
+  e = read_error("--bf16 yes", "args");
+  EXPECT_NE(e.message.find("--bf16='yes'"), std::string::npos) << e.message;
+  e = read_error("--num-layers many", "args");
+  EXPECT_NE(e.message.find("--num-layers='many' is not valid; accepted: integer >= 1"), std::string::npos) << e.message;
+  e = read_error("--num-layers 30 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2", "args");
+  EXPECT_EQ(e.code, ErrorCode::kInconsistent);
+  e = read_error("--normalization BatchNorm --num-layers 2 --hidden-size 64", "args");
+  EXPECT_NE(e.message.find("LayerNorm|RMSNorm"), std::string::npos) << e.message;
+  e = read_error("--data-path 'unclosed", "args");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+}
+
+// ---- kind detection and file reading ----
+
+TEST(ConfigFileKind, FromTheNameThenTheParsedText) {
+  EXPECT_EQ(read_config_file_text("batch_size: 2\n", "recipe.YML")->kind, "torchtune");
+  EXPECT_EQ(read_config_file_text("--micro-batch-size 2", "pretrain_args")->kind, "megatron");
+  Error e = read_error("batch_size = 2\n", "notes.txt");  // neither a known extension nor --flags
+  EXPECT_NE(e.message.find("accepted: a DeepSpeed .json"), std::string::npos) << e.message;
+  e = read_error("", "empty");
+  EXPECT_EQ(e.code, ErrorCode::kInvalidValue);
+}
+
+TEST(ConfigFileKind, NotesNameEachList) {
+  const ConfigFile f = read_fixture("deepspeed_zero3_hf_auto.json");
+  const std::vector<std::string> notes = config_file_notes(f);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_TRUE(lists(notes, "not modelled (affects memory): zero_optimization.overlap_comm=true"));
+  EXPECT_TRUE(lists(notes, "left unset: fp16.enabled=auto"));
+  EXPECT_TRUE(lists(notes, "ignored (no effect on memory): fp16.loss_scale"));
+}
+
+TEST(ConfigFileReading, OnlyBoundedRegularFiles) {
+  char dir[] = "/tmp/trainfit_cfg_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string base = dir;
+  Result<std::string> d = admission::read_regular_file(base, kMaxConfigFileBytes);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find("not a regular file"), std::string::npos) << d.error().message;
+  const std::string fifo = base + "/ds.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Result<std::string> f = admission::read_regular_file(fifo, kMaxConfigFileBytes);  // returns, never blocks
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message.find("not a regular file"), std::string::npos) << f.error().message;
+  const std::string huge = base + "/huge.yaml";
+  {
+    std::ofstream out(huge);
+    out << std::string(kMaxConfigFileBytes + 1, '#');
+  }
+  Result<std::string> h = admission::read_regular_file(huge, kMaxConfigFileBytes);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("accepted: at most"), std::string::npos) << h.error().message;
+  std::remove(fifo.c_str());
+  std::remove(huge.c_str());
+  rmdir(dir);
+}
+
+// ---- carried to slurmctld: TRAINFIT_CONFIG, under the annotation's rules ----
+
+TEST(ConfigFileAnnotation, OptionsOverrideTheFileAndTheFileOverridesTheGeometry) {
+  admission::Annotation a;
+  const std::vector<std::string> env = {
+      "TRAINFIT_CONFIG=framework=deepspeed,zero_stage=3,num_layers=40",  // before the geometry on purpose
+      "TRAINFIT_GEOMETRY=num_layers=32,hidden_dim=4096",
+      admission::spank_env_name("zero") + "=2",
+      admission::spank_env_name("config") + "=/home/user/ds.json",
+  };
+  ASSERT_TRUE(admission::annotation_from_spank_env(env, &a).ok());
+  EXPECT_TRUE(a.found);
+  EXPECT_EQ(a.request.framework, "deepspeed");
+  EXPECT_EQ(a.request.zero_stage, 2);    // --llm-zero=2 over the file's stage 3
+  EXPECT_EQ(a.request.num_layers, 40);   // the config file over the HF geometry
+  EXPECT_EQ(a.request.hidden_dim, 4096);
+}
+
+TEST(ConfigFileAnnotation, ACommentCannotCarryAFile) {
+  admission::Annotation a;
+  Result<bool> read = admission::annotation_from_comment("trainfit: config=/home/user/ds.json", &a);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find("--llm-config"), std::string::npos) << read.error().message;
+}
+
+}  // namespace
+}  // namespace trainfit
