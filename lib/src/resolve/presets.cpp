@@ -148,6 +148,17 @@ std::vector<Default> defaults_of(Framework f, const Request& r) {
 
 }  // namespace
 
+bool speaks_a_framework(const Request& r) {
+  if (r.framework) return true;
+  if (r.recompute && lower(*r.recompute) == "core_attn") return true;
+  if (!r.precision) return false;
+  const std::string word = lower(*r.precision);
+  for (const Meaning& m : precision_words(Framework::kGeneric)) {
+    if (word == m.word) return true;  // an alias every framework accepts
+  }
+  return false;
+}
+
 Result<Request> apply_framework(const Request& in, Framework* framework, Notes* notes) {
   Error e;
   Framework f = Framework::kGeneric;

@@ -7,9 +7,14 @@ namespace trainfit {
 
 Result<Resolved> resolve(const Request& request) {
   Resolved out;
-  Result<Request> words = resolving::apply_framework(request, &out.config.framework, &out.assumptions);
-  if (!words) return words.error();
-  const Request& r = words.value();
+  // Most requests (every admission decision without a framework) are already in
+  // trainfit's words: no copy for them.
+  std::optional<Result<Request>> words;
+  if (resolving::speaks_a_framework(request)) {
+    words = resolving::apply_framework(request, &out.config.framework, &out.assumptions);
+    if (!*words) return (*words).error();
+  }
+  const Request& r = words ? (*words).value() : request;
   for (auto step : {resolving::resolve_geometry, resolving::resolve_training, resolving::resolve_layout}) {
     Result<bool> done = step(r, &out.config, &out.assumptions);
     if (!done) return done.error();

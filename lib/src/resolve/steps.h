@@ -13,6 +13,8 @@ namespace trainfit::resolving {
 
 using Notes = std::vector<std::string>;
 
+// Whether the request needs apply_framework: a framework, or a word that is not trainfit's.
+bool speaks_a_framework(const Request& request);
 // The request in trainfit's vocabulary: the framework's words translated, its
 // defaults filled where the request is silent (each one noted with its source).
 Result<Request> apply_framework(const Request& request, Framework* framework, Notes* notes);
