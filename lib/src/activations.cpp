@@ -196,7 +196,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     const double frozen_norm = g.norm == Norm::kRmsNorm && c.ops == Ops::kEager && !c.compile ? residual_bytes(c) * h : 0.0;
     a.logits_loss = frozen ? (norm_bytes_per_token(c) - frozen_norm) * T / r : (norm_bytes_per_token(c) + Ain * h) * T / r;
     // HF shifts labels: the loss sees s-1 positions per sequence.
-    const double loss_tokens = c.ops == Ops::kEager ? T - static_cast<double>(c.micro_batch) : T;
+    const double loss_tokens = shifts_logits(c) ? T - static_cast<double>(c.micro_batch) : T;
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
     switch (c.loss) {
       case Loss::kStandard:  // log_softmax saves its output: Korthikanti's fp32 logits 4sbV/t

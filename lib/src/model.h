@@ -84,6 +84,12 @@ inline double residual_bytes(const Config& c) {
 inline double tokens(const Config& c) {
   return static_cast<double>(c.micro_batch) * static_cast<double>(c.seq_length / c.cp);
 }
+// HF's ForCausalLMLoss shifts the logits (a contiguous copy of s-1 positions); torchtune
+// and torchtitan shift the labels instead, so the loss sees all s (loss_utils.py;
+// torchtune recipes hstack the labels; torchtitan's dataloader yields shifted labels).
+inline bool shifts_logits(const Config& c) {
+  return c.ops == Ops::kEager && c.framework != Framework::kTorchtune && c.framework != Framework::kTorchtitan;
+}
 // Divisor of tensors in the "replicated" region: sequence parallelism splits them by t.
 inline double sp_divisor(const Config& c) { return c.sp ? static_cast<double>(c.tp) : 1.0; }
 

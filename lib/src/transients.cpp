@@ -88,10 +88,11 @@ Transients stage_transients(const Config& c, const StageParams& p) {
           // Measured (tests/fidelity): at log_softmax the shifted contiguous copy, the
           // model's 16-bit logits (still referenced by its forward) and, unless the loop
           // holds them, their fp32 upcast are all alive together.
-          const double shifted = T - static_cast<double>(c.micro_batch);
+          const double shifted = shifts_logits(c) ? T - static_cast<double>(c.micro_batch) : T;
+          const double shifted_copy = shifts_logits(c) ? softmax_bytes * shifted * V : 0.0;
           const double upcast = softmax_bytes > A ? softmax_bytes * T * V : 0.0;
           if (c.held_logits) x.held_logits = softmax_bytes * T * V;
-          x.loss_forward = softmax_bytes * shifted * V + (upcast > 0.0 ? A * T * V : 0.0) + (c.held_logits ? 0.0 : upcast);
+          x.loss_forward = shifted_copy + (upcast > 0.0 ? A * T * V : 0.0) + (c.held_logits ? 0.0 : upcast);
           x.loss_backward = 2.0 * softmax_bytes * shifted * V;
         } else {
           // Megatron's vocab-parallel CE (core/tensor_parallel/cross_entropy.py): the fp32

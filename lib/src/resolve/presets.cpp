@@ -119,7 +119,9 @@ std::vector<Default> defaults_of(Framework f, const Request& r) {
       out.push_back({"precision", "bf16", "recipes/configs/*: dtype: bf16"});
       out.push_back({"optimizer_impl", "fused", "recipes/configs/llama3_1/8B_full.yaml: torch.optim.AdamW fused: True"});
       out.push_back({"loss", "chunked", "modules/loss/ce_chunked_output_loss.py CEWithChunkedOutputLoss(num_output_chunks=8)"});
-      out.push_back({"logits_fp32", "true", "CEWithChunkedOutputLoss: each chunk .float()"});
+      if (!r.loss || lower(*r.loss) == "chunked") {
+        out.push_back({"logits_fp32", "true", "CEWithChunkedOutputLoss: each chunk .float()"});
+      }
       out.push_back({"recompute", "full", "recipes/configs/*: enable_activation_checkpointing: True (training/memory.py)"});
       if (multi_gpu) out.push_back({"sharding", "fsdp-full", "training/_distributed.py shard_model: FSDP2 fully_shard"});
       if (adapter) out.push_back({"lora_targets", "all-linear", "llama3_1 8B LoRA configs: q_proj, v_proj, output_proj + MLP"});
