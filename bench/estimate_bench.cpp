@@ -59,6 +59,13 @@ void BM_FullResponseOomWithAdvice(benchmark::State& state) {
 }
 BENCHMARK(BM_FullResponseOomWithAdvice);
 
+// Serializing the full response alone (both 48-point profiles, breakdown, config; issue 9: <= 20 us).
+void BM_ResponseToJson(benchmark::State& state) {
+  const Response response = respond(resolved_of(kFits));
+  for (auto _ : state) benchmark::DoNotOptimize(response_to_json(response, {"bench", 0.0}));
+}
+BENCHMARK(BM_ResponseToJson);
+
 // What the HTTP service does per request: parse JSON, respond, serialize.
 void BM_JsonRoundTrip(benchmark::State& state) {
   const std::string body =

@@ -10,6 +10,7 @@
 
 #include "render.h"
 #include "request_options.h"
+#include "serve.h"
 #include "trainfit/catalog.h"
 #include "trainfit/estimate.h"
 #include "trainfit/json.h"
@@ -21,7 +22,7 @@ namespace {
 
 enum Exit { kFits = 0, kOom = 1, kBadInput = 2 };
 
-const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields"};
+const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields", "serve"};
 
 void usage(std::ostream& out) {
   out << "usage: trainfit <command> [options]\n\n"
@@ -31,7 +32,8 @@ void usage(std::ostream& out) {
          "  sweep      per-GPU memory against GPU count and sequence length (48 points each)\n"
          "  models     the model catalog\n"
          "  gpus       the GPU catalog\n"
-         "  fields     every request field: JSON name, CLI flag, accepted values\n\n"
+         "  fields     every request field: JSON name, CLI flag, accepted values\n"
+         "  serve      the HTTP API (POST /edge/training) on 127.0.0.1:8080 (docs/service.md)\n\n"
          "'trainfit <command> --help' lists a command's options. --version prints the version.\n"
          "Exit codes: 0 fits, 1 does not fit, 2 bad input or usage.\n"
          "Example: trainfit estimate --model llama3-70b --gpus 8 --gpu h100 --seq 8192 --zero 3 --recompute full\n";
@@ -170,6 +172,7 @@ int main(int argc, char** argv) {
       return kFits;
     }
     if (command == "models" || command == "gpus" || command == "fields") return run_catalog_command(command, argc - 1, argv + 1);
+    if (command == "serve") return cli::run_serve(argc - 1, argv + 1);
     if (command == "estimate" || command == "min-gpus" || command == "sweep") {
       return run_request_command(command, argc - 1, argv + 1);
     }

@@ -2,8 +2,9 @@
 # Installs what trainfit needs to build and test on Debian 12 (run as root).
 set -euo pipefail
 packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libyaml-cpp-dev libtoml11-dev
-          libgtest-dev libbenchmark-dev
+          libgtest-dev libbenchmark-dev libcpp-httplib-dev pkg-config curl
           python3-torch libopenblas0-pthread libslurm-dev slurmctld slurmd slurm-client munge)
+# libcpp-httplib-dev: `trainfit serve` (docs/service.md); pkg-config finds it; curl drives tests/service_test.sh.
 # libyaml-cpp-dev, libtoml11-dev: torchtune recipes and torchtitan job files (--config, --llm-config).
 # libopenblas0-pthread: without it python3-torch falls back to the reference BLAS and the
 # fidelity harness runs ~20x slower (--no-install-recommends leaves it out).

@@ -112,5 +112,17 @@ TEST(ErrorJson, NamesCodeFieldAndMessage) {
   EXPECT_EQ(j["error"]["field"], "seq_length");
 }
 
+// A message quoting bytes the user sent that are not UTF-8 (a parser's "last read: '\xff'")
+// is still valid JSON: each stray byte becomes U+FFFD, well-formed characters stay.
+TEST(ErrorJson, InvalidUtf8InAMessageBecomesReplacementCharacters) {
+  const std::string message = "last read: '\xff' and '\xc3' and \xe2\x82\xac and \xed\xa0\x80";
+  std::string out;
+  ASSERT_NO_THROW(out = error_to_json(Error{ErrorCode::kMalformed, "x\xfe", message}));
+  const json j = json::parse(out);
+  EXPECT_EQ(j["error"]["message"], "last read: '\xef\xbf\xbd' and '\xef\xbf\xbd' and \xe2\x82\xac and "
+                                   "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(j["error"]["field"], "x\xef\xbf\xbd");
+}
+
 }  // namespace
 }  // namespace trainfit

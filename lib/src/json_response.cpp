@@ -1,165 +1,270 @@
 // Response -> JSON: exactly the seed's output fields, then trainfit's additions.
+// Written straight to text by JsonWriter (issue 9): byte-identical to the ordered_json tree
+// this replaced, ~12x faster (244 -> 20 us on a loaded VM). Hand-written rather than
+// RapidJSON's Writer: RapidJSON lays out doubles by its own rules (1e-05 as 0.00001), so
+// keeping the bytes would need this number path anyway, and it is a new dependency.
+#include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 
+#include "json_writer.h"
 #include "trainfit/json.h"
 
 namespace trainfit {
 namespace {
 
-using nlohmann::ordered_json;
-
 // GiB rounded to 4 decimals: stable text, ~0.1 MB resolution.
 double gib(double bytes) { return std::round(bytes / kGiB * 1e4) / 1e4; }
 double round4(double value) { return std::round(value * 1e4) / 1e4; }
 
-ordered_json breakdown_json(const Response& r) {
-  const Breakdown& b = r.breakdown;
-  const StageMemory& s = b.stage;
-  const Config& c = r.resolved.config;
-  ordered_json j;
-  j["parameters"] = {{"total", std::llround(b.params.total)},
-                     {"on_gpu_before_sharding", std::llround(b.params_on_gpu)},
-                     {"embedding", std::llround(b.params.embedding)},
-                     {"lm_head", std::llround(b.params.lm_head)},
-                     {"per_layer", std::llround(b.params.per_layer + b.params.per_layer_experts)}};
-  j["model_states"] = {{"weights_gb", gib(s.states.weights)},
-                       {"grads_gb", gib(s.states.grads)},
-                       {"master_weights_gb", gib(s.states.master)},
-                       {"optimizer_states_gb", gib(s.states.optimizer)},
-                       {"total_gb", gib(s.states.total())},
-                       {"shard_group", b.shard_group}};
-  j["activations"] = {{"per_layer_gb", gib(s.activations.per_layer)},
-                      {"layers_in_flight", round4(s.activations.inflight_layers)},
-                      {"layers_gb", gib(s.activations.layers)},
-                      {"embedding_gb", gib(s.activations.embedding)},
-                      {"logits_loss_gb", gib(s.activations.logits_loss)},
-                      {"weight_cache_gb", gib(s.activations.weight_cache)},
-                      {"total_gb", gib(s.activations.total())},
-                      {"pipeline_stage", b.critical_stage}};
-  j["transients"] = {{"fsdp_units_forward_gb", gib(s.transients.fsdp_units_fwd)},
-                     {"fsdp_units_backward_gb", gib(s.transients.fsdp_units_bwd)},
-                     {"recompute_gb", gib(s.transients.recompute)},
-                     {"layer_backward_gb", gib(s.transients.layer_backward)},
-                     {"loss_forward_gb", gib(s.transients.loss_forward)},
-                     {"loss_backward_gb", gib(s.transients.loss_backward)},
-                     {"held_logits_gb", gib(s.transients.held_logits)},
-                     {"comm_buckets_gb", gib(s.transients.comm_buckets)},
-                     {"optimizer_step_gb", gib(s.transients.optimizer_step)},
-                     {"context_parallel_gb", gib(s.transients.context_parallel)}};
-  j["phases"] = {{"forward_gb", gib(s.forward_peak)},
-                 {"backward_gb", gib(s.backward_peak)},
-                 {"optimizer_gb", gib(s.optimizer_peak)},
-                 {"peak_phase", s.peak_phase}};
-  j["overheads"] = {{"cuda_context_gb", gib(b.overheads.cuda_context)},
-                    {"nccl_gb", gib(b.overheads.nccl)},
-                    {"workspaces_gb", gib(b.overheads.workspaces)},
-                    {"allocator_gb", gib(b.overheads.allocator)}};
-  j["measures"] = {{"max_memory_allocated_gb", gib(b.measures.max_memory_allocated)},
-                   {"max_memory_reserved_gb", gib(b.measures.max_memory_reserved)},
-                   {"nvidia_smi_gb", gib(b.measures.nvidia_smi)},
-                   {"stage", c.pp == 1 ? "only" : c.report_stage == ReportStage::kFirst ? "first"
-                                                  : c.report_stage == ReportStage::kLast ? "last" : b.critical_stage},
-                   {"fit_uses", "nvidia_smi_gb of the critical stage (per_gpu_total_gb)"}};
-  // Exact bytes of the headline figures, for checks finer than the GiB rounding.
-  j["bytes"] = {{"model_states", std::llround(s.states.total())},
-                {"activations", std::llround(s.activations.total())},
-                {"per_gpu_total", std::llround(b.per_gpu_total)},
-                {"capacity", std::llround(b.capacity)}};
-  j["host_offload"] = {{"per_gpu_gb", gib(b.host_offload_per_gpu)},
-                       {"per_node_gb", gib(b.host_offload_per_gpu * static_cast<double>(
-                                                 c.gpus_per_node > 0 ? std::min(c.gpus_per_node, c.num_gpus) : 1))}};
-  return j;
+void breakdown_parameters(JsonWriter& w, const Breakdown& b) {
+  w.key("parameters").begin_object();
+  w.key("total").integer(std::llround(b.params.total));
+  w.key("on_gpu_before_sharding").integer(std::llround(b.params_on_gpu));
+  w.key("embedding").integer(std::llround(b.params.embedding));
+  w.key("lm_head").integer(std::llround(b.params.lm_head));
+  w.key("per_layer").integer(std::llround(b.params.per_layer + b.params.per_layer_experts));
+  w.end_object();
 }
 
-ordered_json config_json(const Config& c) {
-  return {{"model", c.model_name}, {"framework", to_string(c.framework)},
-          {"num_layers", c.geo.layers}, {"hidden_dim", c.geo.hidden}, {"num_heads", c.geo.heads},
-          {"num_kv_heads", c.geo.kv_heads}, {"ffn_hidden", c.geo.ffn}, {"vocab_size", c.geo.vocab},
-          {"tied_embeddings", c.geo.tied}, {"mlp", to_string(c.geo.mlp)}, {"norm", to_string(c.geo.norm)},
-          {"num_experts", c.geo.experts},
-          {"precision", to_string(c.precision)}, {"optimizer", to_string(c.optimizer)}, {"optimizer_impl", to_string(c.optimizer_impl)},
-          {"recompute", to_string(c.recompute)}, {"attention", to_string(c.attention)}, {"ops", to_string(c.ops)},
-          {"loss", to_string(c.loss)}, {"logits_fp32", c.logits_fp32}, {"held_logits", c.held_logits},
-          {"recompute_every", c.recompute_every}, {"compile", c.compile}, {"fp32_grads", c.fp32_grads},
-          {"adapter", to_string(c.adapter)}, {"lora_rank", c.lora_rank},
-          {"lora_targets", c.adapter == Adapter::kNone ? "" : to_string(c.lora_targets)},
-          {"head_dim", c.geo.head_size()},
-          {"tensor_parallel", c.tp}, {"pipeline_parallel", c.pp}, {"virtual_pipeline", c.vpp},
-          {"sequence_parallel", c.sp}, {"context_parallel", c.cp}, {"expert_parallel", c.ep},
-          {"data_parallel", c.data_parallel()}, {"num_microbatches", c.num_microbatches},
-          {"sharding", to_string(c.sharding)}, {"gpu", c.gpu_name},
-          {"offload_optimizer", c.offload_optimizer}, {"offload_params", c.offload_params},
-          {"runtime_overhead", c.runtime_overhead}};
+void breakdown_states(JsonWriter& w, const Breakdown& b) {
+  const ModelStates& s = b.stage.states;
+  w.key("model_states").begin_object();
+  w.key("weights_gb").number(gib(s.weights));
+  w.key("grads_gb").number(gib(s.grads));
+  w.key("master_weights_gb").number(gib(s.master));
+  w.key("optimizer_states_gb").number(gib(s.optimizer));
+  w.key("total_gb").number(gib(s.total()));
+  w.key("shard_group").integer(b.shard_group);
+  w.end_object();
+}
+
+void breakdown_activations(JsonWriter& w, const Breakdown& b) {
+  const auto& a = b.stage.activations;
+  w.key("activations").begin_object();
+  w.key("per_layer_gb").number(gib(a.per_layer));
+  w.key("layers_in_flight").number(round4(a.inflight_layers));
+  w.key("layers_gb").number(gib(a.layers));
+  w.key("embedding_gb").number(gib(a.embedding));
+  w.key("logits_loss_gb").number(gib(a.logits_loss));
+  w.key("weight_cache_gb").number(gib(a.weight_cache));
+  w.key("total_gb").number(gib(a.total()));
+  w.key("pipeline_stage").string(b.critical_stage);
+  w.end_object();
+}
+
+void breakdown_transients(JsonWriter& w, const Breakdown& b) {
+  const auto& t = b.stage.transients;
+  w.key("transients").begin_object();
+  w.key("fsdp_units_forward_gb").number(gib(t.fsdp_units_fwd));
+  w.key("fsdp_units_backward_gb").number(gib(t.fsdp_units_bwd));
+  w.key("recompute_gb").number(gib(t.recompute));
+  w.key("layer_backward_gb").number(gib(t.layer_backward));
+  w.key("loss_forward_gb").number(gib(t.loss_forward));
+  w.key("loss_backward_gb").number(gib(t.loss_backward));
+  w.key("held_logits_gb").number(gib(t.held_logits));
+  w.key("comm_buckets_gb").number(gib(t.comm_buckets));
+  w.key("optimizer_step_gb").number(gib(t.optimizer_step));
+  w.key("context_parallel_gb").number(gib(t.context_parallel));
+  w.end_object();
+}
+
+void breakdown_phases_overheads(JsonWriter& w, const Breakdown& b) {
+  const StageMemory& s = b.stage;
+  w.key("phases").begin_object();
+  w.key("forward_gb").number(gib(s.forward_peak));
+  w.key("backward_gb").number(gib(s.backward_peak));
+  w.key("optimizer_gb").number(gib(s.optimizer_peak));
+  w.key("peak_phase").string(s.peak_phase);
+  w.end_object();
+  w.key("overheads").begin_object();
+  w.key("cuda_context_gb").number(gib(b.overheads.cuda_context));
+  w.key("nccl_gb").number(gib(b.overheads.nccl));
+  w.key("workspaces_gb").number(gib(b.overheads.workspaces));
+  w.key("allocator_gb").number(gib(b.overheads.allocator));
+  w.end_object();
+}
+
+const char* measured_stage(const Config& c, const Breakdown& b) {
+  if (c.pp == 1) return "only";
+  if (c.report_stage == ReportStage::kFirst) return "first";
+  if (c.report_stage == ReportStage::kLast) return "last";
+  return b.critical_stage;
+}
+
+void breakdown_measures(JsonWriter& w, const Config& c, const Breakdown& b) {
+  w.key("measures").begin_object();
+  w.key("max_memory_allocated_gb").number(gib(b.measures.max_memory_allocated));
+  w.key("max_memory_reserved_gb").number(gib(b.measures.max_memory_reserved));
+  w.key("nvidia_smi_gb").number(gib(b.measures.nvidia_smi));
+  w.key("stage").string(measured_stage(c, b));
+  w.key("fit_uses").string("nvidia_smi_gb of the critical stage (per_gpu_total_gb)");
+  w.end_object();
+}
+
+// Exact bytes of the headline figures, for checks finer than the GiB rounding; host offload.
+void breakdown_bytes_offload(JsonWriter& w, const Config& c, const Breakdown& b) {
+  const StageMemory& s = b.stage;
+  w.key("bytes").begin_object();
+  w.key("model_states").integer(std::llround(s.states.total()));
+  w.key("activations").integer(std::llround(s.activations.total()));
+  w.key("per_gpu_total").integer(std::llround(b.per_gpu_total));
+  w.key("capacity").integer(std::llround(b.capacity));
+  w.end_object();
+  const int64_t gpus_per_node = c.gpus_per_node > 0 ? std::min(c.gpus_per_node, c.num_gpus) : 1;
+  w.key("host_offload").begin_object();
+  w.key("per_gpu_gb").number(gib(b.host_offload_per_gpu));
+  w.key("per_node_gb").number(gib(b.host_offload_per_gpu * static_cast<double>(gpus_per_node)));
+  w.end_object();
+}
+
+void breakdown(JsonWriter& w, const Response& r) {
+  const Breakdown& b = r.breakdown;
+  const Config& c = r.resolved.config;
+  w.key("breakdown").begin_object();
+  breakdown_parameters(w, b);
+  breakdown_states(w, b);
+  breakdown_activations(w, b);
+  breakdown_transients(w, b);
+  breakdown_phases_overheads(w, b);
+  breakdown_measures(w, c, b);
+  breakdown_bytes_offload(w, c, b);
+  w.end_object();
+}
+
+void profile(JsonWriter& w, const Response& r) {
+  const Breakdown& b = r.breakdown;
+  w.key("profile").begin_object();
+  w.key("mem_vs_gpus").begin_array();
+  for (const GpuPoint& p : r.mem_vs_gpus) {
+    w.begin_object().key("num_gpus").integer(p.num_gpus).key("per_gpu_gb").number(round4(p.per_gpu_gb));
+    w.key("model_state_gb").number(round4(p.model_state_gb)).key("activation_gb").number(round4(p.activation_gb));
+    w.key("fits").boolean(p.fits).end_object();
+  }
+  w.end_array();
+  w.key("mem_vs_seq").begin_array();
+  for (const SeqPoint& p : r.mem_vs_seq) {
+    w.begin_object().key("seq_length").integer(p.seq_length).key("per_gpu_gb").number(round4(p.per_gpu_gb));
+    w.key("activation_gb").number(round4(p.activation_gb)).key("fits").boolean(p.fits).end_object();
+  }
+  w.end_array();
+  w.key("model_state_gb").number(gib(b.stage.states.total()));
+  w.key("activation_gb").number(gib(b.stage.activations.total()));
+  w.key("capacity_gb").number(gib(b.capacity));
+  w.key("per_gpu_gb").number(gib(b.per_gpu_total));
+  w.key("num_gpus").integer(r.resolved.config.num_gpus);
+  w.key("seq_length").integer(r.resolved.config.seq_length);
+  w.key("fits").boolean(b.fits);
+  w.end_object();
+}
+
+void advice(JsonWriter& w, const Response& r) {
+  w.key("advice").begin_array();
+  for (const Advice& a : r.advice) {
+    w.begin_object().key("changes").begin_array();
+    for (const Change& change : a.changes) {
+      w.begin_object().key("field").string(change.field).key("value").string(change.value).end_object();
+    }
+    w.end_array();
+    w.key("num_gpus").integer(a.num_gpus).key("per_gpu_gb").number(round4(a.per_gpu_gb));
+    w.key("fits").boolean(a.fits).end_object();
+  }
+  w.end_array();
+}
+
+void config_model(JsonWriter& w, const Config& c) {
+  w.key("model").string(c.model_name).key("framework").string(to_string(c.framework));
+  w.key("num_layers").integer(c.geo.layers).key("hidden_dim").integer(c.geo.hidden);
+  w.key("num_heads").integer(c.geo.heads).key("num_kv_heads").integer(c.geo.kv_heads);
+  w.key("ffn_hidden").integer(c.geo.ffn).key("vocab_size").integer(c.geo.vocab);
+  w.key("tied_embeddings").boolean(c.geo.tied).key("mlp").string(to_string(c.geo.mlp));
+  w.key("norm").string(to_string(c.geo.norm)).key("num_experts").integer(c.geo.experts);
+}
+
+void config_training(JsonWriter& w, const Config& c) {
+  w.key("precision").string(to_string(c.precision)).key("optimizer").string(to_string(c.optimizer));
+  w.key("optimizer_impl").string(to_string(c.optimizer_impl)).key("recompute").string(to_string(c.recompute));
+  w.key("attention").string(to_string(c.attention)).key("ops").string(to_string(c.ops));
+  w.key("loss").string(to_string(c.loss)).key("logits_fp32").boolean(c.logits_fp32);
+  w.key("held_logits").boolean(c.held_logits).key("recompute_every").integer(c.recompute_every);
+  w.key("compile").boolean(c.compile).key("fp32_grads").boolean(c.fp32_grads);
+  w.key("adapter").string(to_string(c.adapter)).key("lora_rank").integer(c.lora_rank);
+  w.key("lora_targets").string(c.adapter == Adapter::kNone ? "" : to_string(c.lora_targets));
+  w.key("head_dim").integer(c.geo.head_size());
+}
+
+void config_layout(JsonWriter& w, const Config& c) {
+  w.key("tensor_parallel").integer(c.tp).key("pipeline_parallel").integer(c.pp);
+  w.key("virtual_pipeline").integer(c.vpp).key("sequence_parallel").boolean(c.sp);
+  w.key("context_parallel").integer(c.cp).key("expert_parallel").integer(c.ep);
+  w.key("data_parallel").integer(c.data_parallel()).key("num_microbatches").integer(c.num_microbatches);
+  w.key("sharding").string(to_string(c.sharding)).key("gpu").string(c.gpu_name);
+  w.key("offload_optimizer").boolean(c.offload_optimizer).key("offload_params").boolean(c.offload_params);
+  w.key("runtime_overhead").boolean(c.runtime_overhead);
+}
+
+void config(JsonWriter& w, const Config& c) {
+  w.key("config").begin_object();
+  config_model(w, c);
+  config_training(w, c);
+  config_layout(w, c);
+  w.end_object();
+}
+
+// The seed's fields, in its order (profile apart).
+void seed_fields(JsonWriter& w, const Response& r) {
+  const Config& c = r.resolved.config;
+  const Breakdown& b = r.breakdown;
+  const ModelStates& s = b.stage.states;
+  w.key("model_states_unsharded_gb").number(gib(b.model_states_unsharded));
+  w.key("model_states_per_gpu_gb").number(gib(s.total()));
+  w.key("activations_per_gpu_gb").number(gib(b.stage.activations.total()));
+  w.key("per_gpu_total_gb").number(gib(b.per_gpu_total));
+  w.key("gpu_capacity_gb").number(gib(b.capacity));
+  w.key("utilization_percent").number(std::round(1000.0 * b.per_gpu_total / b.capacity) / 10.0);
+  w.key("fits").boolean(b.fits);
+  w.key("bytes_per_param").number(round4(b.bytes_per_param));
+  w.key("weights_per_gpu_gb").number(gib(s.weights));
+  w.key("grads_per_gpu_gb").number(gib(s.grads));
+  w.key("optimizer_per_gpu_gb").number(gib(s.master + s.optimizer));  // the seed's K: master + moments
+  w.key("min_gpus_to_fit");
+  if (r.min_gpus.gpus > 0) w.integer(r.min_gpus.gpus);
+  else w.null();
+  w.key("aggregate_cluster_gb").number(gib(b.capacity * static_cast<double>(c.num_gpus)));
+  w.key("global_batch").integer(r.global_batch);
+  w.key("zero_stage").integer(c.zero_stage);
+  w.key("checkpointing").boolean(c.recompute != Recompute::kNone);
+  w.key("verdict").string(verdict(r));
 }
 
 }  // namespace
 
 std::string response_to_json(const Response& r, const ServingInfo& serving, int indent) {
-  const Config& c = r.resolved.config;
-  const Breakdown& b = r.breakdown;
-  const ModelStates& s = b.stage.states;
-  ordered_json j;
-  // --- the seed's fields, in its order ---
-  j["model_states_unsharded_gb"] = gib(b.model_states_unsharded);
-  j["model_states_per_gpu_gb"] = gib(s.total());
-  j["activations_per_gpu_gb"] = gib(b.stage.activations.total());
-  j["per_gpu_total_gb"] = gib(b.per_gpu_total);
-  j["gpu_capacity_gb"] = gib(b.capacity);
-  j["utilization_percent"] = std::round(1000.0 * b.per_gpu_total / b.capacity) / 10.0;
-  j["fits"] = b.fits;
-  j["bytes_per_param"] = round4(b.bytes_per_param);
-  j["weights_per_gpu_gb"] = gib(s.weights);
-  j["grads_per_gpu_gb"] = gib(s.grads);
-  j["optimizer_per_gpu_gb"] = gib(s.master + s.optimizer);  // the seed's K: master + moments
-  j["min_gpus_to_fit"] = r.min_gpus.gpus > 0 ? ordered_json(r.min_gpus.gpus) : ordered_json(nullptr);
-  j["aggregate_cluster_gb"] = gib(b.capacity * static_cast<double>(c.num_gpus));
-  j["global_batch"] = r.global_batch;
-  j["zero_stage"] = c.zero_stage;
-  j["checkpointing"] = c.recompute != Recompute::kNone;
-  j["verdict"] = verdict(r);
-  ordered_json profile;
-  profile["mem_vs_gpus"] = ordered_json::array();
-  for (const GpuPoint& p : r.mem_vs_gpus) {
-    profile["mem_vs_gpus"].push_back({{"num_gpus", p.num_gpus}, {"per_gpu_gb", round4(p.per_gpu_gb)},
-                                      {"model_state_gb", round4(p.model_state_gb)},
-                                      {"activation_gb", round4(p.activation_gb)}, {"fits", p.fits}});
-  }
-  profile["mem_vs_seq"] = ordered_json::array();
-  for (const SeqPoint& p : r.mem_vs_seq) {
-    profile["mem_vs_seq"].push_back({{"seq_length", p.seq_length}, {"per_gpu_gb", round4(p.per_gpu_gb)},
-                                     {"activation_gb", round4(p.activation_gb)}, {"fits", p.fits}});
-  }
-  profile["model_state_gb"] = gib(s.total());
-  profile["activation_gb"] = gib(b.stage.activations.total());
-  profile["capacity_gb"] = gib(b.capacity);
-  profile["per_gpu_gb"] = gib(b.per_gpu_total);
-  profile["num_gpus"] = c.num_gpus;
-  profile["seq_length"] = c.seq_length;
-  profile["fits"] = b.fits;
-  j["profile"] = profile;
-  j["serving_node"] = serving.serving_node;
-  j["compute_ms"] = std::round(serving.compute_ms * 1e4) / 1e4;
+  JsonWriter w(indent);
+  w.begin_object();
+  seed_fields(w, r);
+  profile(w, r);
+  w.key("serving_node").string(serving.serving_node);
+  w.key("compute_ms").number(std::round(serving.compute_ms * 1e4) / 1e4);
   // --- trainfit's additions ---
-  j["units"] = "GiB (2^30 bytes), as PyTorch and nvidia-smi count";
-  if (r.min_gpus.gpus == 0) j["min_gpus_reason"] = r.min_gpus.reason;
-  j["breakdown"] = breakdown_json(r);
-  j["assumptions"] = r.resolved.assumptions;
-  j["advice"] = ordered_json::array();
-  for (const Advice& a : r.advice) {
-    ordered_json changes = ordered_json::array();
-    for (const Change& change : a.changes) changes.push_back({{"field", change.field}, {"value", change.value}});
-    j["advice"].push_back({{"changes", changes}, {"num_gpus", a.num_gpus}, {"per_gpu_gb", round4(a.per_gpu_gb)},
-                           {"fits", a.fits}});
-  }
-  j["config"] = config_json(c);
-  return j.dump(indent);
+  w.key("units").string("GiB (2^30 bytes), as PyTorch and nvidia-smi count");
+  if (r.min_gpus.gpus == 0) w.key("min_gpus_reason").string(r.min_gpus.reason);
+  breakdown(w, r);
+  w.key("assumptions").begin_array();
+  for (const std::string& assumption : r.resolved.assumptions) w.string(assumption);
+  w.end_array();
+  advice(w, r);
+  config(w, r.resolved.config);
+  w.end_object();
+  return w.take();
 }
 
 std::string error_to_json(const Error& error) {
-  ordered_json j;
-  j["error"] = {{"code", error_code_name(error.code)}, {"field", error.field}, {"message", error.message}};
-  return j.dump();
+  JsonWriter w;
+  w.begin_object().key("error").begin_object();
+  w.key("code").string(error_code_name(error.code)).key("field").string(replace_invalid_utf8(error.field));
+  w.key("message").string(replace_invalid_utf8(error.message)).end_object();
+  w.end_object();
+  return w.take();
 }
 
 const char* error_code_name(ErrorCode code) {

@@ -1,0 +1,53 @@
+// A streaming JSON writer: appends values in the order given, with no tree in between,
+// and prints exactly what nlohmann::json::dump(indent) prints for the same values (number
+// formatting, string escapes, UTF-8 checking, the pretty layout), so that the response's
+// bytes do not change with the serializer (issue 9: ~12x faster than an ordered_json tree).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainfit {
+
+// text with every byte that is not part of a well-formed UTF-8 sequence replaced by
+// U+FFFD: error messages quote what the user sent, which need not be UTF-8.
+std::string replace_invalid_utf8(std::string_view text);
+
+class JsonWriter {
+ public:
+  // indent -1: compact; n >= 0: one value a line, n spaces a level (nlohmann's dump(n)).
+  explicit JsonWriter(int indent = -1);
+
+  JsonWriter& begin_object();
+  JsonWriter& end_object();
+  JsonWriter& begin_array();
+  JsonWriter& end_array();
+  JsonWriter& key(std::string_view name);  // the next value is this member's
+  JsonWriter& string(std::string_view text);  // UTF-8; throws std::invalid_argument if not
+  JsonWriter& integer(int64_t value);
+  JsonWriter& number(double value);  // shortest round-trip digits, "1.0", "1e-05"; NaN/inf: null
+  JsonWriter& boolean(bool value);
+  JsonWriter& null();
+
+  std::string take();
+
+ private:
+  void open(char bracket);
+  void close(char bracket);
+  void separate();  // before a value or key: the comma, newline and indentation it needs
+  void newline();
+  void put_quoted(std::string_view text);  // escaped, checked UTF-8
+  char* room(size_t bytes);  // where to write the next bytes (at least this many)
+  void put(std::string_view bytes);
+  void put(char byte) { *room(1) = byte, ++used_; }
+
+  std::string out_;  // written bytes, then spare room
+  size_t used_ = 0;
+  int indent_;
+  std::vector<char> empty_;  // per open container: whether nothing is in it yet
+  bool after_key_ = false;
+};
+
+}  // namespace trainfit

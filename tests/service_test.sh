@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# Black-box tests of `trainfit serve`: the real server process on a free loopback port,
+# driven with curl (and a raw socket for the slow clients). Every wait is bounded.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+failures=0
+pass=0
+server_pid=
+# $server_pid is timeout(1)'s, which passes SIGTERM on to the server and kills it at 100 s.
+trap '[[ -n $server_pid ]] && kill -TERM "$server_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL $1"; failures=$((failures + 1)); }
+ok() { pass=$((pass + 1)); }
+py() { timeout 30 /usr/bin/python3 "$@"; }
+
+# Starts the server on a free port (--listen :0 prints the port it got) and sets $base.
+start_server() {
+  timeout -k 5 100 "$bin" serve --listen 127.0.0.1:0 --node-name test-node --threads 4 --timeout 3 --idle-timeout 2 \
+    --access-log "$tmp/access.log" 2>"$tmp/server.err" &
+  server_pid=$!
+  for _ in $(seq 100); do
+    port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/server.err")
+    [[ -n $port ]] && break
+    sleep 0.1
+  done
+  if [[ -z $port ]]; then echo "FAIL server did not start:"; cat "$tmp/server.err"; exit 1; fi
+  base=http://127.0.0.1:$port
+}
+
+# req NAME WANT_STATUS CURL_ARGS... : the body lands in $tmp/NAME, headers in $tmp/NAME.h
+req() {
+  local name=$1 want=$2
+  shift 2
+  local got
+  got=$(curl -sS --max-time 10 -o "$tmp/$name" -D "$tmp/$name.h" -w '%{http_code}' "$@")
+  if [[ $got != "$want" ]]; then fail "$name: status $got, wanted $want"; head -c 300 "$tmp/$name"; echo; return 1; fi
+  ok
+}
+post() { local name=$1 want=$2 path=$3 file=$4; req "$name" "$want" -X POST -H 'Content-Type: application/json' --data-binary "@$file" "$base$path"; }
+
+# json_get FILE EXPR: a Python expression over the parsed JSON `j`.
+json_get() { py -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+start_server
+
+# The seed's example request, on the endpoint and every alias.
+cat >"$tmp/seed.json" <<'JSON'
+{"model_params_b":8,"num_gpus":8,"gpu_memory_gb":80,"micro_batch":4,
+ "seq_length":4096,"num_layers":32,"hidden_dim":4096,
+ "precision_bits":16,"zero_stage":3,"grad_ckpt":1}
+JSON
+"$bin" estimate --request "$tmp/seed.json" --format json >"$tmp/cli.json" 2>/dev/null
+grep -vE '^  "(serving_node|compute_ms)":' "$tmp/cli.json" >"$tmp/cli.cmp"
+seed_fields="model_states_unsharded_gb model_states_per_gpu_gb activations_per_gpu_gb per_gpu_total_gb gpu_capacity_gb
+  utilization_percent fits bytes_per_param weights_per_gpu_gb grads_per_gpu_gb optimizer_per_gpu_gb min_gpus_to_fit
+  aggregate_cluster_gb global_batch zero_stage checkpointing verdict profile serving_node compute_ms"
+for path in /edge/training /edge/train /edge/finetune /edge/fsdp /edge/zero; do
+  name=seed${path//\//_}
+  post "$name" 200 "$path" "$tmp/seed.json" || continue
+  # Exactly the CLI's --format json output, but for the serving node and the time.
+  if grep -vE '^  "(serving_node|compute_ms)":' "$tmp/$name" | cmp -s - "$tmp/cli.cmp"; then ok; else
+    fail "$name: differs from 'trainfit estimate --request --format json'"; fi
+  missing=$(json_get "$tmp/$name" "' '.join(f for f in '''$seed_fields'''.split() if f not in j)")
+  [[ -z $missing ]] && ok || fail "$name: seed fields missing: $missing"
+  [[ $(json_get "$tmp/$name" "j['serving_node'], j['compute_ms'] >= 0, sorted(j['profile'])") == \
+     "test-node True ['activation_gb', 'capacity_gb', 'fits', 'mem_vs_gpus', 'mem_vs_seq', 'model_state_gb', 'num_gpus', 'per_gpu_gb', 'seq_length']" ]] \
+    && ok || fail "$name: serving_node, compute_ms or profile"
+done
+[[ $(json_get "$tmp/seed_edge_training" "len(j['profile']['mem_vs_gpus']), len(j['profile']['mem_vs_seq'])") == "48 48" ]] \
+  && ok || fail "seed: profiles are not 48 points"
+grep -q '^Content-Type: application/json' "$tmp/seed_edge_training.h" && ok || fail "seed: content type"
+
+# GET endpoints: health, and the catalogs exactly as `trainfit models|gpus|fields --format json`.
+req healthz 200 "$base/healthz" && [[ $(cat "$tmp/healthz") == ok ]] && ok || fail "healthz body"
+for what in models gpus fields; do
+  req "v1_$what" 200 "$base/v1/$what" && { "$bin" "$what" --format json | cmp -s - "$tmp/v1_$what" && ok || fail "v1/$what differs from the CLI"; }
+done
+req head_healthz 200 -I "$base/healthz"
+
+# Bad input: 400 with the CLI's words, naming the field.
+echo '{"model":"llama3-8b","seq_length":"abc"}' >"$tmp/bad_seq.json"
+post bad_seq 400 /edge/training "$tmp/bad_seq.json"
+cli_msg=$("$bin" estimate --request "$tmp/bad_seq.json" --format json 2>&1 >/dev/null | sed 's/^trainfit: //')
+[[ $(json_get "$tmp/bad_seq" "j['error']['field']") == seq_length ]] && ok || fail "400 does not name the field"
+[[ $(json_get "$tmp/bad_seq" "j['error']['message']") == "$cli_msg" ]] && ok || fail "400 message is not the CLI's: $cli_msg"
+echo '{"model":"llama3-8b","gpu":"h1000"}' >"$tmp/bad_gpu.json"
+post bad_gpu 400 /edge/train "$tmp/bad_gpu.json" && grep -q "did you mean 'h100'" "$tmp/bad_gpu" && ok || fail "400 gpu hint"
+echo '{"gpus_count": 4}' >"$tmp/bad_field.json"
+post bad_field 400 /edge/zero "$tmp/bad_field.json" && [[ $(json_get "$tmp/bad_field" "j['error']['code']") == unknown_field ]] && ok || fail "400 unknown_field"
+printf '{"model": }' >"$tmp/bad_json.json"
+post bad_json 400 /edge/fsdp "$tmp/bad_json.json" && [[ $(json_get "$tmp/bad_json" "j['error']['code']") == malformed ]] && ok || fail "400 malformed"
+printf '' >"$tmp/empty.json"
+post empty_body 400 /edge/finetune "$tmp/empty.json"
+printf '[1,2,3]' >"$tmp/array.json"
+post array_body 400 /edge/training "$tmp/array.json"
+printf '{"model":"llama3-8b","num_gpus":1e308}' >"$tmp/huge.json"
+post huge_number 400 /edge/training "$tmp/huge.json"
+
+# HTTP errors.
+req not_found 404 "$base/edge/nope"
+req not_found_root 404 "$base/"
+req get_estimate 405 "$base/edge/training" && grep -qi '^Allow: POST' "$tmp/get_estimate.h" && ok || fail "405 lacks Allow: POST"
+req post_healthz 405 -X POST -H 'Content-Type: application/json' -d '{}' "$base/healthz"
+req delete_estimate 405 -X DELETE "$base/edge/zero"
+head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$tmp/big.json"
+post too_large 413 /edge/training "$tmp/big.json"
+req chunked 200 -X POST -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary "@$tmp/seed.json" "$base/edge/training"
+req chunked_too_large 413 -X POST -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary "@$tmp/big.json" "$base/edge/zero"
+# A POST with no Content-Length and no chunking has an empty body: answered at once, not
+# after waiting for the client to close.
+py - "$port" >"$tmp/unframed" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /edge/training HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n")
+s.settimeout(2)
+print(s.recv(64).split(b"\r\n")[0].decode())
+PY
+[[ $(cat "$tmp/unframed") == "HTTP/1.1 400 Bad Request" ]] && ok || fail "unframed POST: $(cat "$tmp/unframed")"
+req text_plain 415 -X POST -H 'Content-Type: text/plain' --data-binary "@$tmp/seed.json" "$base/edge/training"
+req form 415 -X POST --data-binary "@$tmp/seed.json" "$base/edge/training"   # curl -d's default type
+req json_charset 200 -X POST -H 'Content-Type: application/json; charset=utf-8' --data-binary "@$tmp/seed.json" "$base/edge/training"
+req no_type 200 -X POST -H 'Content-Type:' --data-binary "@$tmp/seed.json" "$base/edge/training"
+
+# Concurrent clients: 50 at once, all answered in full.
+for i in $(seq 50); do
+  paths=(/edge/training /edge/train /edge/finetune /edge/fsdp /edge/zero)
+  curl -sS --max-time 30 -o "$tmp/par$i" -w '%{http_code}\n' -X POST -H 'Content-Type: application/json' \
+    --data-binary "@$tmp/seed.json" "$base${paths[i % 5]}" >"$tmp/par$i.code" &
+done
+wait $(jobs -p | grep -v "^$server_pid\$")
+good=0
+for i in $(seq 50); do
+  [[ $(cat "$tmp/par$i.code") == 200 ]] && grep -vE '^  "(serving_node|compute_ms)":' "$tmp/par$i" | cmp -s - "$tmp/cli.cmp" && good=$((good + 1))
+done
+[[ $good == 50 ]] && ok || fail "concurrent: $good of 50 answered correctly"
+
+# Slow clients: three connections (of 4 threads) send half a body and stall; the others are
+# still answered at once, and the stalled ones are cut off by the read timeout (3 s).
+cat >"$tmp/slow.py" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /edge/training HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n" + b" " * 100)
+open(sys.argv[2], "w").close()
+s.settimeout(10)
+start = time.time()
+try:
+    data = s.recv(4096)
+except OSError:
+    data = b""
+print("closed after %.1f s: %r" % (time.time() - start, data[:40]))
+PY
+for i in 1 2 3; do py "$tmp/slow.py" "$port" "$tmp/slow$i.ready" >"$tmp/slow$i.out" 2>&1 & done
+for _ in $(seq 50); do [[ -e $tmp/slow1.ready && -e $tmp/slow2.ready && -e $tmp/slow3.ready ]] && break; sleep 0.1; done
+start=$(date +%s.%N)
+for i in $(seq 5); do post "during_slow$i" 200 /edge/training "$tmp/seed.json"; done
+elapsed=$(py -c "print(f'{$(date +%s.%N) - $start:.2f}')")
+py -c "import sys; sys.exit(0 if $elapsed < 2.5 else 1)" && ok || fail "slow clients stalled the others: 5 requests took $elapsed s"
+wait $(jobs -p | grep -v "^$server_pid\$")
+for i in 1 2 3; do grep -q "^closed after [23].[0-9] s: b'HTTP/1.1 408 " "$tmp/slow$i.out" && ok || fail "slow client $i: $(cat "$tmp/slow$i.out")"; done
+
+# Metrics: counters and the histogram, by path and status.
+req metrics 200 "$base/metrics"
+for pattern in '^# TYPE trainfit_http_requests_total counter' '^# TYPE trainfit_http_request_duration_seconds histogram' \
+  '^trainfit_http_requests_total\{path="/edge/training",status="200"\} [0-9]+' \
+  '^trainfit_http_errors_total\{path="/edge/training",status="400"\} 4$' \
+  '^trainfit_http_errors_total\{path="other",status="404"\} 2$' \
+  '^trainfit_http_errors_total\{path="/edge/training",status="413"\} 1$' \
+  '^trainfit_http_errors_total\{path="/edge/zero",status="413"\} 1$' \
+  '^trainfit_http_errors_total\{path="/edge/training",status="408"\} 3$' \
+  '^trainfit_http_request_duration_seconds_bucket\{path="/edge/zero",status="200",le="\+Inf"\} [0-9]+' \
+  '^trainfit_http_request_duration_seconds_count\{path="/healthz",status="200"\} [0-9]+'; do
+  grep -qE "$pattern" "$tmp/metrics" && ok || fail "metrics lack /$pattern/"
+done
+
+# The access log: one JSON object per line, with the fields documented.
+py - "$tmp/access.log" <<'PY' && ok || fail "access log"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [json.loads(l) for l in lines]
+keys = ["time", "remote", "method", "path", "status", "bytes", "duration_us"]
+assert all(list(r) == keys for r in rows), rows[0]
+assert len(rows) >= 80, len(rows)
+assert any(r["status"] == 413 for r in rows) and any(r["path"] == "/edge/fsdp" for r in rows)
+PY
+
+# Hostile bytes: each is answered or dropped, and the server still serves.
+py - "$port" <<'PY' >"$tmp/hostile" 2>&1
+import os, socket, sys
+cases = [os.urandom(3000), b"GET /" + b"a" * 10000 + b" HTTP/1.1\r\n\r\n",
+         b"GET /x HTTP/1.1\r\nX: " + b"b" * 20000 + b"\r\n\r\n", b"GET /\xff\xfe\x00%00 HTTP/1.1\r\nHost: x\r\n\r\n",
+         b"BREW /edge/training HTTP/1.1\r\n\r\n", b"POST /edge/training HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
+         b"POST /edge/training HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+         b"POST /edge/training HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+         b'POST /edge/training HTTP/1.1\r\nContent-Length: 12\r\n\r\n{"model":"\xff"}']
+for case in cases:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.settimeout(5)
+    try:
+        s.sendall(case)
+        print(repr(s.recv(40)))
+    except OSError as e:
+        print("dropped:", e)
+    s.close()
+PY
+req after_hostile 200 "$base/healthz" || cat "$tmp/hostile"
+grep -q "500" "$tmp/hostile" && fail "hostile input got a 500: $(grep 500 "$tmp/hostile")" || ok
+
+# A port already taken: exit 2, saying so.
+out=$(timeout 10 "$bin" serve --listen "127.0.0.1:$port" 2>&1); rc=$?
+[[ $rc == 2 && $out == *"listen='127.0.0.1:$port' cannot be bound"* ]] && ok || fail "port in use: rc $rc: $out"
+
+# SIGTERM: a request in flight (half its body sent) is answered, then the server exits 0.
+cat >"$tmp/inflight.py" <<'PY'
+import socket, sys, time
+body = open(sys.argv[3], "rb").read()
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /edge/training HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:20])
+open(sys.argv[2], "w").close()
+time.sleep(1)
+s.sendall(body[20:])
+s.settimeout(10)
+print(s.recv(64).split(b"\r\n")[0].decode())
+PY
+py "$tmp/inflight.py" "$port" "$tmp/inflight.ready" "$tmp/seed.json" >"$tmp/inflight.out" 2>&1 &
+client=$!
+for _ in $(seq 50); do [[ -e $tmp/inflight.ready ]] && break; sleep 0.1; done
+kill -TERM "$server_pid"
+wait "$client"
+[[ $(cat "$tmp/inflight.out") == "HTTP/1.1 200 OK" ]] && ok || fail "in-flight request at SIGTERM: $(cat "$tmp/inflight.out")"
+wait "$server_pid"
+rc=$?
+server_pid=
+[[ $rc == 0 ]] && ok || { fail "exit code after SIGTERM: $rc"; cat "$tmp/server.err"; }
+grep -q '^trainfit: stopped$' "$tmp/server.err" && ok || fail "no 'stopped' line"
+
+# Options: a bad --listen is exit 2 with the CLI's words.
+out=$(timeout 10 "$bin" serve --listen nowhere 2>&1); rc=$?
+[[ $rc == 2 && $out == *"listen='nowhere' is not valid; accepted: HOST:PORT"* ]] && ok || fail "bad --listen: rc $rc: $out"
+
+echo "service: $pass passed, $failures failed"
+[[ $failures == 0 ]]
