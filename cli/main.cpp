@@ -4,6 +4,8 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <numeric>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -80,6 +82,22 @@ bool parse(int argc, char** argv, po::options_description& visible, const po::op
   return true;
 }
 
+// min-gpus answers whatever GPU count is asked, so without --gpus it starts from the
+// smallest count the parallel layout allows (lcm of tp*pp*cp and tp*pp*ep), not from 1,
+// which a layout with tp > 1 would refuse. Out-of-range sizes are left to resolve().
+std::optional<int64_t> smallest_layout(const Request& r) {
+  const int64_t tp = r.tensor_parallel.value_or(1), pp = r.pipeline_parallel.value_or(1);
+  const int64_t cp = r.context_parallel.value_or(1), ep = r.expert_parallel.value_or(1);
+  for (int64_t size : {tp, pp, cp, ep}) {
+    if (size < 1 || size > (int64_t{1} << 20)) return std::nullopt;
+  }
+  const double model = static_cast<double>(tp) * static_cast<double>(pp);
+  if (model * static_cast<double>(std::max(cp, ep)) * static_cast<double>(std::min(cp, ep)) > double(int64_t{1} << 20)) {
+    return std::nullopt;
+  }
+  return std::lcm(tp * pp * cp, tp * pp * ep);
+}
+
 int run_request_command(const std::string& command, int argc, char** argv) {
   po::options_description visible("options");
   po::options_description hidden;
@@ -112,7 +130,9 @@ int run_request_command(const std::string& command, int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   ResponseOptions options;
   options.profiles = command != "min-gpus" && (command == "sweep" || format == "json");
-  Result<Response> response = respond(request.value(), options);
+  Request asked = request.value();
+  if (command == "min-gpus" && !asked.num_gpus) asked.num_gpus = smallest_layout(asked);
+  Result<Response> response = respond(asked, options);
   if (!response) return bad_input(response.error().message);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const Response& r = response.value();

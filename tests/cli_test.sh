@@ -35,6 +35,10 @@ check seed-request 0 "per_gpu_total_gb" -- bash -c "echo '{\"model_params_b\":8,
 check hf-config 0 "custom model" -- "$bin" estimate --hf-config "$fixtures/hf/llama-3-8b.config.json" --gpus 8 --zero 3
 check min-gpus 0 "^[0-9]+$" -- "$bin" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpus-per-node 8
 check min-gpus-none 1 "no GPU count fits" -- "$bin" min-gpus --model llama3-70b --zero 0
+# With TP and no --gpus, min-gpus starts from the layout's smallest count; the answer must not
+# depend on the GPUs asked (the same request at --gpus 64 is the independent reference).
+tp_reference=$("$bin" min-gpus --model llama3-70b --tp 8 --seq 8192 --zero 3 --recompute full --gpus 64)
+check min-gpus-tp-without-gpus 0 "^${tp_reference}\$" -- "$bin" min-gpus --model llama3-70b --tp 8 --seq 8192 --zero 3 --recompute full
 check sweep 0 "per-GPU memory vs GPU count" -- "$bin" sweep --model llama3-8b --zero 3 --gpus 8
 check sweep-csv 1 "^gpus,1,4096," -- "$bin" sweep --model llama3-8b --zero 3 --format csv --over gpus
 check models 0 "llama3-405b" -- "$bin" models

@@ -13,6 +13,11 @@
 
 namespace trainfit::resolving {
 
+// Sane upper bounds: beyond them a request is a typo, not a training job.
+constexpr int64_t kMaxGpus = int64_t{1} << 20;
+constexpr int64_t kMaxSeq = int64_t{1} << 24;
+constexpr int64_t kMaxDim = int64_t{1} << 20;
+
 inline Error invalid(const std::string& field, const std::string& value, const std::string& accepted) {
   return make_error(ErrorCode::kInvalidValue, field, field + "=" + value + " is not valid; accepted: " + accepted);
 }

@@ -8,9 +8,6 @@
 namespace trainfit::resolving {
 namespace {
 
-constexpr int64_t kMaxSeq = int64_t{1} << 24;
-constexpr int64_t kMaxDim = int64_t{1} << 20;
-
 constexpr Choice<Mlp> kMlps[] = {{"swiglu", Mlp::kSwiGlu}, {"gelu", Mlp::kGelu}};
 constexpr Choice<Norm> kNorms[] = {{"rmsnorm", Norm::kRmsNorm}, {"layernorm", Norm::kLayerNorm}};
 constexpr Choice<Bias> kBiases[] = {{"none", Bias::kNone}, {"qkv", Bias::kQkv}, {"all", Bias::kAll}};

@@ -8,8 +8,6 @@ namespace trainfit {
 namespace resolving {
 namespace {
 
-constexpr int64_t kMaxSeq = int64_t{1} << 24;
-
 constexpr Choice<ReportStage> kReportStages[] = {
     {"critical", ReportStage::kCritical}, {"first", ReportStage::kFirst}, {"last", ReportStage::kLast}};
 constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},

@@ -6,9 +6,6 @@
 namespace trainfit::resolving {
 namespace {
 
-constexpr int64_t kMaxGpus = int64_t{1} << 20;
-constexpr int64_t kMaxSeq = int64_t{1} << 24;
-
 constexpr Choice<Precision> kPrecisions[] = {{"fp32", Precision::kFp32},
                                              {"bf16", Precision::kBf16},
                                              {"bf16-amp", Precision::kBf16Amp},
