@@ -109,10 +109,7 @@ TEST_P(HfFamily, ResolvesThroughARequest) {
 
 INSTANTIATE_TEST_SUITE_P(Published, HfFamily, ::testing::ValuesIn(kPublished),
                          [](const ::testing::TestParamInfo<Published>& param_info) {
-                           std::string name = param_info.param.file;
-                           name = name.substr(0, name.find(".config"));
-                           for (char& ch : name) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
+                           return testing::fixture_test_name(param_info.param.file);
                          });
 
 TEST(HfFamilies, HeadDimChangesTheMistralNemoCount) {

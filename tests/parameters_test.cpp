@@ -62,10 +62,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, HfConfig,
                                            HfCase{"qwen2.5-7b.config.json", 7615616512.0},
                                            HfCase{"mixtral-8x7b.config.json", 46702792704.0}),
                          [](const ::testing::TestParamInfo<HfCase>& param_info) {
-                           std::string name = param_info.param.file;
-                           name = name.substr(0, name.find(".config"));
-                           for (char& ch : name) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
+                           return testing::fixture_test_name(param_info.param.file);
                          });
 
 TEST(HfConfigErrors, ReportsWhatIsWrong) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 
 #include "trainfit/config.h"
@@ -32,5 +33,12 @@ inline Error error_of(const std::string& spec) {
 }
 
 inline double gib(double bytes) { return bytes / kGiB; }
+
+// A test name from a fixture file: "llama-3-8b.config.json" -> "llama_3_8b".
+inline std::string fixture_test_name(std::string file) {
+  file = file.substr(0, file.find(".config"));
+  for (char& ch : file) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return file;
+}
 
 }  // namespace trainfit::testing

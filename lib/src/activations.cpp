@@ -25,6 +25,13 @@ double norm_bytes_per_token(const Config& c) {
   return (4.0 + 4.0 + R) * h + 4.0;
 }
 
+// One norm's saved tensors per token when its weight is frozen (LoRA): an eager RMSNorm
+// then keeps no normalized tensor, which only the weight's gradient needs (measured).
+double frozen_norm_bytes_per_token(const Config& c) {
+  const bool eager_rmsnorm = c.geo.norm == Norm::kRmsNorm && c.ops == Ops::kEager && !c.compile;
+  return norm_bytes_per_token(c) - (eager_rmsnorm ? residual_bytes(c) * static_cast<double>(c.geo.hidden) : 0.0);
+}
+
 // Saved activations of one MLP / MoE block per token, excluding its input.
 double mlp_bytes_per_token(const Config& c) {
   const Geometry& g = c.geo;
@@ -112,8 +119,7 @@ double layer_bytes(const Config& c, Recompute mode) {
   // norms keep no normalized tensor (saved for the weight's gradient only); the adapters
   // save what they read (adapter_activation_bytes). Measured: tests/fidelity.
   const bool frozen = c.adapter != Adapter::kNone;
-  const bool eager_rmsnorm = g.norm == Norm::kRmsNorm && c.ops == Ops::kEager && !c.compile;
-  const double norm = norm_bytes_per_token(c) - (frozen && eager_rmsnorm ? R * h : 0.0);
+  const double norm = frozen ? frozen_norm_bytes_per_token(c) : norm_bytes_per_token(c);
   const double gemm_inputs = frozen ? 0.0 : gemm_input_copies(c) * Ain * h;
   // Replicated region (split by t only with sequence parallelism):
   // two norms, QKV input and MLP input (norm outputs), two dropout masks.
@@ -178,7 +184,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     // Nothing upstream of the first adapter needs a gradient (measured): the first layer's
     // input norm saves nothing, and with q and v adapted its attention keeps no q (k has
     // no gradient there).
-    const double first_norm = norm_bytes_per_token(c) - (g.norm == Norm::kRmsNorm && c.ops == Ops::kEager && !c.compile ? residual_bytes(c) * h : 0.0);
+    const double first_norm = frozen_norm_bytes_per_token(c);
     const double q = static_cast<double>(g.heads * g.head_size()) / t;
     const double unsaved = first_norm * T / r + (c.lora_targets == LoraTargets::kQv ? A * q * T : 0.0);
     a.layers -= std::min(a.layers, unsaved * micro_batches);
@@ -193,8 +199,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     const double V = static_cast<double>(g.vocab) / t;  // vocab-parallel logits
     // Final norm + LM-head input (Korthikanti: 4sbh/t with SP). A frozen head saves no
     // input and its norm no normalized tensor (measured).
-    const double frozen_norm = g.norm == Norm::kRmsNorm && c.ops == Ops::kEager && !c.compile ? residual_bytes(c) * h : 0.0;
-    a.logits_loss = frozen ? (norm_bytes_per_token(c) - frozen_norm) * T / r : (norm_bytes_per_token(c) + Ain * h) * T / r;
+    a.logits_loss = frozen ? frozen_norm_bytes_per_token(c) * T / r : (norm_bytes_per_token(c) + Ain * h) * T / r;
     // HF shifts labels: the loss sees s-1 positions per sequence.
     const double loss_tokens = shifts_logits(c) ? T - static_cast<double>(c.micro_batch) : T;
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
