@@ -19,13 +19,13 @@ const char* const kEstimatePaths[] = {"/edge/training", "/edge/train", "/edge/fi
 const char* const kGetPaths[] = {"/healthz", "/metrics", "/v1/models", "/v1/gpus", "/v1/fields"};
 
 template <std::size_t N>
-bool one_of(const std::string& path, const char* const (&paths)[N]) {
+bool one_of(std::string_view path, const char* const (&paths)[N]) {
   return std::any_of(std::begin(paths), std::end(paths), [&](const char* p) { return path == p; });
 }
 
 // "application/json; charset=utf-8" -> true; so is "application/problem+json".
-bool is_json_media_type(std::string type) {
-  type = type.substr(0, type.find(';'));
+bool is_json_media_type(std::string_view header) {
+  std::string type(header.substr(0, header.find(';')));
   type.erase(std::remove_if(type.begin(), type.end(), [](unsigned char c) { return std::isspace(c); }), type.end());
   std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const std::string suffix = "+json";
@@ -50,15 +50,31 @@ std::string error_body(const Error& error) {
   }
 }
 
-void reply(httplib::Response& res, int status, const std::string& body, const char* type = "application/json") {
-  res.status = status;
-  res.set_content(body, type);
+HttpReply reply(int status, std::string body, const char* type = "application/json") {
+  HttpReply r;
+  r.status = status;
+  r.content_type = type;
+  r.body = std::move(body);
+  return r;
+}
+
+HttpReply not_allowed(const HttpRequest& req, const char* allow, const char* accepted) {
+  HttpReply r = reply(405, http_error_json("method_not_allowed", "", std::string(req.method) + " " + std::string(req.path) +
+                                                                         " is not allowed; accepted: " + accepted));
+  r.allow = allow;
+  return r;
 }
 
 }  // namespace
 
-std::string route_label(const std::string& path) {
-  return one_of(path, kEstimatePaths) || one_of(path, kGetPaths) ? path : "other";
+const char* route_label(std::string_view path) {
+  for (const char* p : kEstimatePaths) {
+    if (path == p) return p;
+  }
+  for (const char* p : kGetPaths) {
+    if (path == p) return p;
+  }
+  return "other";
 }
 
 std::string http_error_json(const std::string& code, const std::string& field, const std::string& message) {
@@ -76,76 +92,72 @@ Routes::Routes(std::string node_name, std::size_t max_body, int timeout_s, const
       gpus_json_(capture(print_gpus)),
       fields_json_(capture(print_fields)) {}
 
-void Routes::handle(const httplib::Request& req, const std::string& body, httplib::Response& res) const {
-  const std::string& path = req.path;
+HttpReply Routes::handle(const HttpRequest& req) const {
+  const std::string_view path = req.path;
   const bool get = req.method == "GET" || req.method == "HEAD";
   if (one_of(path, kEstimatePaths)) {
-    if (req.method != "POST") {
-      res.set_header("Allow", "POST");
-      return reply(res, 405, http_error_json("method_not_allowed", "", req.method + " " + path + " is not allowed; accepted: POST"));
-    }
-    return estimate(req, body, res);
+    if (req.method != "POST") return not_allowed(req, "POST", "POST");
+    return estimate(req);
   }
   if (!one_of(path, kGetPaths)) {
-    return reply(res, 404, http_error_json("not_found", "", "path '" + path + "' is not served; accepted: POST /edge/training "
-                                           "(or /edge/train, /edge/finetune, /edge/fsdp, /edge/zero), GET /healthz, "
-                                           "/metrics, /v1/models, /v1/gpus, /v1/fields"));
+    return reply(404, http_error_json("not_found", "", "path '" + std::string(path) + "' is not served; accepted: POST "
+                                      "/edge/training (or /edge/train, /edge/finetune, /edge/fsdp, /edge/zero), GET "
+                                      "/healthz, /metrics, /v1/models, /v1/gpus, /v1/fields"));
   }
-  if (!get) {
-    res.set_header("Allow", "GET, HEAD");
-    return reply(res, 405, http_error_json("method_not_allowed", "", req.method + " " + path + " is not allowed; accepted: GET"));
-  }
-  if (path == "/healthz") return reply(res, 200, "ok\n", "text/plain");
-  if (path == "/metrics") return reply(res, 200, metrics_.render(), "text/plain; version=0.0.4");
-  if (path == "/v1/models") return reply(res, 200, models_json_);
-  if (path == "/v1/gpus") return reply(res, 200, gpus_json_);
-  return reply(res, 200, fields_json_);
+  if (!get) return not_allowed(req, "GET, HEAD", "GET");
+  if (path == "/healthz") return reply(200, "ok\n", "text/plain");
+  if (path == "/metrics") return reply(200, metrics_.render(), "text/plain; version=0.0.4");
+  if (path == "/v1/models") return reply(200, models_json_);
+  if (path == "/v1/gpus") return reply(200, gpus_json_);
+  return reply(200, fields_json_);
 }
 
 // The CLI's `estimate --request FILE --format json`, byte for byte, with this node's name.
-void Routes::estimate(const httplib::Request& req, const std::string& body, httplib::Response& res) const {
-  if (req.has_header("Content-Type") && !is_json_media_type(req.get_header_value("Content-Type"))) {
-    return reply(res, 415, http_error_json("unsupported_media_type", "Content-Type",
-                                           "Content-Type='" + req.get_header_value("Content-Type") +
-                                               "' is not accepted; accepted: application/json"));
+HttpReply Routes::estimate(const HttpRequest& req) const {
+  if (!req.content_type.empty() && !is_json_media_type(req.content_type)) {
+    return reply(415, http_error_json("unsupported_media_type", "Content-Type",
+                                      "Content-Type='" + std::string(req.content_type) +
+                                          "' is not accepted; accepted: application/json"));
   }
-  Result<Request> request = request_from_json(body);
-  if (!request) return reply(res, 400, error_body(request.error()));
+  Result<Request> request = request_from_json(std::string(req.body));
+  if (!request) return reply(400, error_body(request.error()));
   const auto start = std::chrono::steady_clock::now();
   Result<Response> response = respond(request.value(), ResponseOptions{});
   if (!response) {
     // An internal error is a bug in trainfit, not in the request.
     const int status = response.error().code == ErrorCode::kInternal ? 500 : 400;
-    return reply(res, status, error_body(response.error()));
+    return reply(status, error_body(response.error()));
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  reply(res, 200, response_to_json(response.value(), {node_name_, ms}, 2) + "\n");
+  std::string body = response_to_json(response.value(), {node_name_, ms}, 2);
+  body += '\n';
+  return reply(200, std::move(body));
 }
 
-void Routes::body_failed(const httplib::Request& req, bool too_large, std::size_t received, httplib::Response& res) const {
-  if (too_large) {
-    return reply(res, 413, http_error_json("payload_too_large", "", "the request body is over the limit; accepted: at most " +
-                                                                        std::to_string(max_body_) + " bytes"));
-  }
-  const std::string length = req.get_header_value("Content-Length");
-  return reply(res, 408, http_error_json("timeout", "", "the request body stopped after " + std::to_string(received) + " of " +
-                                                         (length.empty() ? "its" : length) + " bytes; accepted: the whole body "
-                                                         "with no silence over " + std::to_string(timeout_s_) + " s"));
+HttpReply Routes::body_too_large() const {
+  return reply(413, http_error_json("payload_too_large", "", "the request body is over the limit; accepted: at most " +
+                                                                 std::to_string(max_body_) + " bytes"));
 }
 
-void Routes::fill_error_body(const httplib::Request& req, httplib::Response& res) const {
-  if (!res.body.empty()) return;  // ours, already explained
-  switch (res.status) {
-    case 413:
-      return reply(res, 413, http_error_json("payload_too_large", "", "the request body is over the limit; accepted: at most " +
-                                                                   std::to_string(max_body_) + " bytes"));
-    case 414:
-      return reply(res, 414, http_error_json("uri_too_long", "", "the request URI is over 8192 bytes"));
-    case 400:
-      return reply(res, 400, http_error_json("malformed", "", "malformed HTTP request (method '" + req.method + "')"));
-    default:
-      return reply(res, res.status, http_error_json("http_" + std::to_string(res.status), "", "the request cannot be served"));
-  }
+HttpReply Routes::timed_out(bool head_read, std::size_t received, std::string_view length) const {
+  const std::string what = head_read ? "the request body stopped after " + std::to_string(received) + " of " +
+                                           (length.empty() ? std::string("its") : std::string(length)) + " bytes"
+                                     : std::string("the request's line and headers did not arrive in full");
+  return reply(408, http_error_json("timeout", "", what + "; accepted: the whole request within " +
+                                                   std::to_string(timeout_s_) + " s of its first byte"));
+}
+
+HttpReply Routes::malformed(std::string_view why) const {
+  return reply(400, http_error_json("malformed", "", "malformed HTTP request: " + std::string(why)));
+}
+
+HttpReply Routes::uri_too_long() const {
+  return reply(414, http_error_json("uri_too_long", "", "the request URI is over " + std::to_string(kMaxTarget) + " bytes"));
+}
+
+HttpReply Routes::head_too_large(std::size_t limit) const {
+  return reply(431, http_error_json("header_too_large", "", "the request line and headers are over " +
+                                                               std::to_string(limit) + " bytes"));
 }
 
 }  // namespace trainfit::cli

@@ -1,28 +1,45 @@
 // What the service answers: the API paths, the catalogs, health and metrics, and the
-// HTTP errors, independent of how connections are handled (serve_main.cpp).
+// HTTP errors, independent of how connections are handled (serve_connection.cpp).
 #pragma once
 
-#include <httplib.h>
-
 #include <string>
+#include <string_view>
 
 #include "serve_metrics.h"
 
 namespace trainfit::cli {
 
+// One request as read off the connection; the views live as long as the connection's parser.
+struct HttpRequest {
+  std::string_view method;
+  std::string_view path;          // the target up to '?'
+  std::string_view content_type;  // empty when the header is absent or empty
+  std::string_view body;
+};
+
+struct HttpReply {
+  int status = 200;
+  const char* content_type = "application/json";
+  std::string body;
+  const char* allow = nullptr;  // the Allow header of a 405
+};
+
 class Routes {
  public:
   Routes(std::string node_name, std::size_t max_body, int timeout_s, const Metrics& metrics);
 
-  // Every request with a readable head comes here, with its whole body.
-  void handle(const httplib::Request& req, const std::string& body, httplib::Response& res) const;
-  // A body that could not be read: over --max-body (413) or stopped short (408).
-  void body_failed(const httplib::Request& req, bool too_large, std::size_t received, httplib::Response& res) const;
-  // Gives the errors httplib answers itself (414, malformed requests) a JSON body.
-  void fill_error_body(const httplib::Request& req, httplib::Response& res) const;
+  // Every request whose head and body were read in full.
+  HttpReply handle(const HttpRequest& req) const;
+
+  // The HTTP-level errors, found while reading (serve_connection.cpp).
+  HttpReply body_too_large() const;                                      // 413
+  HttpReply timed_out(bool head_read, std::size_t received, std::string_view length) const;  // 408
+  HttpReply malformed(std::string_view why) const;                      // 400
+  HttpReply uri_too_long() const;                                        // 414
+  HttpReply head_too_large(std::size_t limit) const;                     // 431
 
  private:
-  void estimate(const httplib::Request& req, const std::string& body, httplib::Response& res) const;
+  HttpReply estimate(const HttpRequest& req) const;
 
   std::string node_name_;
   std::size_t max_body_;
@@ -33,9 +50,12 @@ class Routes {
 
 // The path as a metrics label: a known path, else "other", so that clients cannot grow
 // the number of series.
-std::string route_label(const std::string& path);
+const char* route_label(std::string_view path);
 
 // The JSON error body for an HTTP-level error (not a request field's).
 std::string http_error_json(const std::string& code, const std::string& field, const std::string& message);
+
+// Request targets longer than this are answered 414.
+constexpr std::size_t kMaxTarget = 8192;
 
 }  // namespace trainfit::cli

@@ -158,10 +158,14 @@ Result<const ModelPreset*> find_model(const std::string& name) {
   return find_in(model_catalog(), name, "model", "trainfit models");
 }
 
-Result<const GpuSpec*> find_gpu(const std::string& name) {
+const GpuSpec* gpu_in_catalog(const std::string& name) {
   const auto& index = gpu_index();
   const auto found = index.find(gpu_key(name));
-  if (found != index.end()) return found->second;
+  return found == index.end() ? nullptr : found->second;
+}
+
+Result<const GpuSpec*> find_gpu(const std::string& name) {
+  if (const GpuSpec* gpu = gpu_in_catalog(name)) return gpu;
   return find_in(gpu_catalog(), name, "gpu", "trainfit gpus");  // the "did you mean" error
 }
 

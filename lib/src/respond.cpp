@@ -34,7 +34,7 @@ Result<Response> respond(const Request& request, ResponseOptions options) {
 
 std::string gpu_label(const Config& c) {
   std::string gpu = c.gpu_name;
-  if (find_gpu(gpu).ok()) {
+  if (gpu_in_catalog(gpu) != nullptr) {
     for (char& ch : gpu) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   }
   return gpu;

@@ -41,6 +41,9 @@ TRAINFIT_API Result<const ModelPreset*> find_model(const std::string& name);
 // are interchangeable. Nothing fuzzier: a site's own GRES type names are mapped with
 // gpu_alias in trainfit.conf.
 TRAINFIT_API Result<const GpuSpec*> find_gpu(const std::string& name);
+// The same lookup without the error: nullptr for an unknown name (no "did you mean",
+// whose edit distances cost microseconds on every response naming a custom GPU).
+TRAINFIT_API const GpuSpec* gpu_in_catalog(const std::string& name);
 
 // The GRES type slurmd's AutoDetect (gpu/nvml, gpu/rsmi) derives from a device name:
 // Slurm's gpu_common_underscorify_tolower, i.e. every character lower-cased (ASCII) and

@@ -210,8 +210,7 @@ std::vector<std::string> resolve_exempt_users(Policy& policy, UidLookup lookup) 
 Result<const GpuSpec*> catalog_gpu(const Policy& policy, const std::string& gres_type) {
   const std::string type = lower(gres_type);
   auto alias = policy.gpu_aliases.find(type);
-  Result<const GpuSpec*> gpu = find_gpu(alias != policy.gpu_aliases.end() ? alias->second : type);
-  if (gpu) return gpu;
+  if (const GpuSpec* gpu = gpu_in_catalog(alias != policy.gpu_aliases.end() ? alias->second : type)) return gpu;
   std::string names;
   for (const GpuSpec& spec : gpu_catalog()) names += (names.empty() ? "" : ", ") + spec.name;
   return make_error(ErrorCode::kUnknownName, "gpu",

@@ -85,7 +85,7 @@ Result<bool> resolve_hardware(const Request& r, Config& c, Notes& notes) {
     if (c.gpu_name.empty()) c.gpu_name = num(*r.gpu_memory_gb) + "-GiB GPU";
   }
   if (c.capacity_bytes == 0) {
-    const GpuSpec* h100 = find_gpu("h100").ok() ? *find_gpu("h100") : nullptr;
+    const GpuSpec* h100 = gpu_in_catalog("h100");
     if (h100 == nullptr) return make_error(ErrorCode::kInternal, "gpu", "GPU catalog is empty");
     c.gpu_name = h100->name;
     c.capacity_bytes = h100->capacity_bytes;
