@@ -205,6 +205,43 @@ for case in cases:
 PY
 req after_hostile 200 "$base/healthz" || cat "$tmp/hostile"
 grep -q "500" "$tmp/hostile" && fail "hostile input got a 500: $(grep 500 "$tmp/hostile")" || ok
+grep -q "^b'HTTP/1.1 414 " "$tmp/hostile" && ok || fail "a 10000-byte URI is not answered 414"
+grep -q "^b'HTTP/1.1 431 " "$tmp/hostile" && ok || fail "a 20000-byte header is not answered 431"
+
+# Many idle connections (300, with 4 threads) hold no thread: requests are answered at
+# once while they are open, and the idle ones are closed after --idle-timeout (2 s).
+cat >"$tmp/idle.py" <<'PY'
+import socket, sys, time
+conns = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(300)]
+open(sys.argv[2], "w").close()
+time.sleep(0.5)
+closed = 0
+deadline = time.time() + 6
+for c in conns:
+    c.settimeout(max(0.1, deadline - time.time()))
+    try:
+        closed += c.recv(1) == b""
+    except OSError:
+        pass
+print(closed)
+PY
+py "$tmp/idle.py" "$port" "$tmp/idle.ready" >"$tmp/idle.out" 2>&1 &
+idle_client=$!
+for _ in $(seq 50); do [[ -e $tmp/idle.ready ]] && break; sleep 0.1; done
+start=$(date +%s.%N)
+for i in $(seq 5); do post "during_idle$i" 200 /edge/training "$tmp/seed.json"; done
+elapsed=$(py -c "print(f'{$(date +%s.%N) - $start:.2f}')")
+py -c "import sys; sys.exit(0 if $elapsed < 2.0 else 1)" && ok || fail "300 idle connections stalled requests: 5 took $elapsed s"
+wait "$idle_client"
+[[ $(cat "$tmp/idle.out") == 300 ]] && ok || fail "idle connections closed by the server: $(cat "$tmp/idle.out") of 300"
+
+# Started as root, it runs as --user (default nobody), after binding.
+if [[ $(id -u) == 0 ]]; then
+  serve_pid=$(pgrep -P "$server_pid" | head -1)
+  uid=$(awk '/^Uid:/ {print $2}' "/proc/$serve_pid/status")
+  [[ $uid == "$(id -u nobody)" ]] && ok || fail "started as root, runs as uid '$uid', not nobody's"
+  grep -q "user nobody$" "$tmp/server.err" && ok || fail "the start line does not name the user"
+fi
 
 # A port already taken: exit 2, saying so.
 out=$(timeout 10 "$bin" serve --listen "127.0.0.1:$port" 2>&1); rc=$?
@@ -233,6 +270,37 @@ rc=$?
 server_pid=
 [[ $rc == 0 ]] && ok || { fail "exit code after SIGTERM: $rc"; cat "$tmp/server.err"; }
 grep -q '^trainfit: stopped$' "$tmp/server.err" && ok || fail "no 'stopped' line"
+
+# --max-connections 2: a third client waits in the listen backlog until one of two idle
+# connections closes, then is answered.
+timeout -k 5 30 "$bin" serve --listen 127.0.0.1:0 --max-connections 2 --idle-timeout 10 --access-log /dev/null \
+  2>"$tmp/limited.err" &
+limited_pid=$!
+for _ in $(seq 100); do
+  limited_port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/limited.err")
+  [[ -n $limited_port ]] && break
+  sleep 0.1
+done
+py - "$limited_port" >"$tmp/limited.out" 2>&1 <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+time.sleep(0.3)
+third = socket.create_connection(("127.0.0.1", port))  # completes in the kernel's backlog
+third.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+third.settimeout(1)
+try:
+    early = third.recv(64)
+except socket.timeout:
+    early = b""
+idle[0].close()
+third.settimeout(5)
+late = third.recv(64)
+print("early=%r late=%r" % (early[:15], late[:15]))
+PY
+[[ $(cat "$tmp/limited.out") == "early=b'' late=b'HTTP/1.1 200 OK'" ]] && ok || fail "max-connections: $(cat "$tmp/limited.out")"
+kill -TERM "$limited_pid" 2>/dev/null
+wait "$limited_pid"
 
 # Options: a bad --listen is exit 2 with the CLI's words.
 out=$(timeout 10 "$bin" serve --listen nowhere 2>&1); rc=$?
