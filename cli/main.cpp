@@ -1,5 +1,6 @@
 // trainfit: predicts the per-GPU HBM of one LLM training step and the fewest GPUs at which it fits.
-// Exit codes: 0 fits, 1 does not fit, 2 bad input or usage.
+// Exit codes: 0 fits, 1 does not fit, 2 bad input or usage, 3 no endpoint answered
+// (estimate --endpoint with --endpoint-fallback=refuse).
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "remote_estimate.h"
 #include "render.h"
 #include "request_options.h"
 #include "serve.h"
@@ -22,7 +24,7 @@ using namespace trainfit;
 
 namespace {
 
-enum Exit { kFits = 0, kOom = 1, kBadInput = 2 };
+enum Exit { kFits = 0, kOom = 1, kBadInput = 2, kNoEndpoint = 3 };
 
 const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields", "serve"};
 
@@ -37,7 +39,8 @@ void usage(std::ostream& out) {
          "  fields     every request field: JSON name, CLI flag, accepted values\n"
          "  serve      the HTTP API (POST /edge/training) on 127.0.0.1:8080 (docs/service.md)\n\n"
          "'trainfit <command> --help' lists a command's options. --version prints the version.\n"
-         "Exit codes: 0 fits, 1 does not fit, 2 bad input or usage.\n"
+         "Exit codes: 0 fits, 1 does not fit, 2 bad input or usage, 3 no --endpoint answered (and\n"
+         "--endpoint-fallback=refuse).\n"
          "Example: trainfit estimate --model llama3-70b --gpus 8 --gpu h100 --seq 8192 --zero 3 --recompute full\n";
 }
 
@@ -110,6 +113,7 @@ int run_request_command(const std::string& command, int argc, char** argv) {
     visible.add_options()("over", po::value<std::string>()->default_value("both"), "gpus|seq|both");
   }
   cli::add_request_options(visible, hidden);
+  if (command == "estimate") cli::add_client_options(visible);
   po::variables_map vm;
   int exit_code = kFits;
   if (!parse(argc, argv, visible, hidden, vm, &exit_code)) return exit_code;
@@ -127,6 +131,16 @@ int run_request_command(const std::string& command, int argc, char** argv) {
   Result<Request> request = cli::request_from_options(vm, &notes);
   if (!request) return bad_input(request.error().message);
   for (const std::string& note : notes) std::cerr << "trainfit: note: " << note << "\n";
+  if (command == "estimate") {
+    Result<std::optional<remote::Settings>> client = cli::client_settings(vm);
+    if (!client) return bad_input(client.error().message);
+    if (client.value()) {
+      int remote_exit = kFits;
+      const cli::RemoteRun run = cli::estimate_remotely(*client.value(), request.value(), format, &remote_exit);
+      if (run == cli::RemoteRun::kPrinted) return remote_exit;
+      if (run == cli::RemoteRun::kRefused) return kNoEndpoint;
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
   ResponseOptions options;
   options.profiles = command != "min-gpus" && (command == "sweep" || format == "json");

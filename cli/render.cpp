@@ -1,5 +1,6 @@
 #include "render.h"
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,6 +22,11 @@ std::string cli_flags(const std::vector<Change>& changes) {
 }
 namespace {
 
+// The figures as the response JSON rounds them (GiB to 4 decimals): a table rendered from
+// a service's answer (response_from_json) then prints the same digits as a local one.
+double round4(double value) { return std::round(value * 1e4) / 1e4; }
+double gib4(double bytes) { return round4(bytes / kGiB); }
+
 std::string fixed(double value, int decimals = 2) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
@@ -29,7 +35,7 @@ std::string fixed(double value, int decimals = 2) {
 
 void row(std::ostream& out, const std::string& label, double bytes, const std::string& note = "") {
   char buffer[160];
-  std::snprintf(buffer, sizeof buffer, "  %-34s %10s GiB", label.c_str(), fixed(bytes / kGiB).c_str());
+  std::snprintf(buffer, sizeof buffer, "  %-34s %10s GiB", label.c_str(), fixed(gib4(bytes)).c_str());
   out << buffer;
   if (!note.empty()) out << "   " << note;
   out << "\n";
@@ -89,8 +95,9 @@ void print_estimate_table(std::ostream& out, const Response& r) {
       << (c.recompute_every > 1 ? " every " + std::to_string(c.recompute_every) : std::string())
       << (c.adapter != Adapter::kNone ? std::string(", ") + to_string(c.adapter) + " r" + std::to_string(c.lora_rank) : std::string())
       << (c.framework != Framework::kGeneric ? std::string(", framework ") + to_string(c.framework) : std::string()) << ", tp " << c.tp << " pp " << c.pp << " cp " << c.cp << "\n";
-  out << "parameters: " << fixed(b.params.total / 1e9, 3) << " B total, " << fixed(b.params_on_gpu / 1e9, 3)
-      << " B on this GPU before sharding; " << fixed(b.bytes_per_param, 1) << " B/param of model states\n\n";
+  out << "parameters: " << fixed(std::round(b.params.total) / 1e9, 3) << " B total, "
+      << fixed(std::round(b.params_on_gpu) / 1e9, 3) << " B on this GPU before sharding; "
+      << fixed(round4(b.bytes_per_param), 1) << " B/param of model states\n\n";
   const char* current = "";
   for (const Line& line : lines(r)) {
     if (std::string(line.section) == "total" || std::string(line.section) == "host") continue;
@@ -101,8 +108,8 @@ void print_estimate_table(std::ostream& out, const Response& r) {
     if (line.bytes == 0 && std::string(current) != "phases") continue;
     std::string note;
     if (std::string(line.key) == "layers") {
-      note = fixed(b.stage.activations.per_layer / kGiB, 3) + " GiB x " +
-             fixed(b.stage.activations.inflight_layers, 2) + " layer-microbatches (" + b.critical_stage + " stage)";
+      note = fixed(gib4(b.stage.activations.per_layer), 3) + " GiB x " +
+             fixed(round4(b.stage.activations.inflight_layers), 2) + " layer-microbatches (" + b.critical_stage + " stage)";
     }
     if (std::string(current) == "phases" && std::string(line.key) == b.stage.peak_phase) note = "<- peak";
     row(out, line.key, line.bytes, note);
@@ -113,11 +120,11 @@ void print_estimate_table(std::ostream& out, const Response& r) {
   }
   out << "\n";
   row(out, "PEAK PER GPU", b.per_gpu_total,
-      "of " + fixed(b.capacity / kGiB) + " GiB (" + fixed(100.0 * b.per_gpu_total / b.capacity, 0) + "%)");
+      "of " + fixed(gib4(b.capacity)) + " GiB (" + fixed(100.0 * b.per_gpu_total / b.capacity, 0) + "%)");
   // What the user's own logs will show (breakdown.measures), for holding trainfit to them.
-  out << "  your logs: max_memory_allocated " << fixed(b.measures.max_memory_allocated / kGiB)
-      << ", max_memory_reserved " << fixed(b.measures.max_memory_reserved / kGiB) << ", nvidia-smi "
-      << fixed(b.measures.nvidia_smi / kGiB) << " GiB\n";
+  out << "  your logs: max_memory_allocated " << fixed(gib4(b.measures.max_memory_allocated))
+      << ", max_memory_reserved " << fixed(gib4(b.measures.max_memory_reserved)) << ", nvidia-smi "
+      << fixed(gib4(b.measures.nvidia_smi)) << " GiB\n";
   out << "  min_gpus_to_fit                     "
       << (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : "none: " + r.min_gpus.reason) << "\n";
   out << "  global_batch                        " << r.global_batch << " sequences\n";
@@ -125,7 +132,7 @@ void print_estimate_table(std::ostream& out, const Response& r) {
     out << "\nadvice (cheapest first):\n";
     for (const Advice& a : r.advice) {
       char buffer[240];
-      std::snprintf(buffer, sizeof buffer, "  %-34s %10s GiB   %s\n", cli_flags(a.changes).c_str(), fixed(a.per_gpu_gb).c_str(),
+      std::snprintf(buffer, sizeof buffer, "  %-34s %10s GiB   %s\n", cli_flags(a.changes).c_str(), fixed(round4(a.per_gpu_gb)).c_str(),
                     a.fits ? "fits" : "still OOM");
       out << buffer;
     }
@@ -140,7 +147,7 @@ void print_estimate_table(std::ostream& out, const Response& r) {
 
 void print_estimate_csv(std::ostream& out, const Response& r) {
   out << "section,item,gib\n";
-  for (const Line& line : lines(r)) out << line.section << "," << line.key << "," << fixed(line.bytes / kGiB, 4) << "\n";
+  for (const Line& line : lines(r)) out << line.section << "," << line.key << "," << fixed(gib4(line.bytes), 4) << "\n";
   out << "result,min_gpus_to_fit," << r.min_gpus.gpus << "\n";
   out << "result,fits," << (r.breakdown.fits ? 1 : 0) << "\n";
 }

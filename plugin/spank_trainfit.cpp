@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@ extern "C" {
 }
 
 #include "slurm_host.h"
+#include "spank_endpoint.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
 #include "trainfit/config_file.h"
@@ -46,7 +48,8 @@ using namespace trainfit::admission;
 struct Settings {
   std::string default_gpu = "h100";
   std::string conf;      // site trainfit.conf: the policy srun steps are held to
-  std::string endpoint;  // reserved for the HTTP service
+  spank::EndpointArgs endpoint;                   // endpoint=, endpoint_*=, cacert= as written
+  std::optional<remote::Settings> client;         // set when endpoint= is given (sbatch/salloc/srun)
 };
 
 Settings g_settings;
@@ -134,7 +137,19 @@ int option_cb(int val, const char* optarg, int remote) {
   }
 }
 
-int parse_args(int ac, char** av) {
+// endpoint= and its companions, checked where they are used (not in slurmstepd).
+int parse_endpoint_args(spank_context_t context) {
+  if (context == S_CTX_REMOTE) return 0;
+  Result<std::optional<remote::Settings>> client = spank::endpoint_settings(g_settings.endpoint);
+  if (!client) {
+    say_error("spank_trainfit: plugstack.conf: " + client.error().message);
+    return -1;
+  }
+  g_settings.client = client.value();
+  return 0;
+}
+
+int parse_args(int ac, char** av, spank_context_t context) {
   for (int i = 0; i < ac; ++i) {
     const std::string arg = av[i];
     const size_t eq = arg.find('=');
@@ -144,14 +159,15 @@ int parse_args(int ac, char** av) {
       say_error("spank_trainfit: plugstack.conf: " + find_gpu(value).error().message);
       return -1;
     } else if (key == "conf") g_settings.conf = value;
-    else if (key == "endpoint") g_settings.endpoint = value;  // reserved for the HTTP service issue
+    else if (spank::take_endpoint_arg(key, value, &g_settings.endpoint)) continue;
     else {
       say_error("spank_trainfit: plugstack.conf: unknown argument '" + arg +
-                "'; accepted: default_gpu=NAME, conf=PATH, endpoint=URL");
+                "'; accepted: default_gpu=NAME, conf=PATH, endpoint=URL[,URL...], endpoint_connect_timeout_ms=MS, "
+                "endpoint_timeout_ms=MS, cacert=FILE, endpoint_fallback=local|refuse");
       return -1;
     }
   }
-  return 0;
+  return parse_endpoint_args(context);
 }
 
 // The environment entries job_submit will see for these options, and the geometry.
@@ -190,9 +206,10 @@ int allocator_post_opt(spank_t sp) {
   if (!probe.gpu) probe.gpu = g_settings.default_gpu;
   probe.num_gpus = probe.tensor_parallel.value_or(1) * probe.pipeline_parallel.value_or(1) *
                    probe.context_parallel.value_or(1) * probe.expert_parallel.value_or(1);
-  Result<Resolved> resolved = resolve(probe);
-  if (!resolved && resolved.error().field != "num_gpus") {
-    say_error("trainfit: invalid annotation: " + resolved.error().message);
+  Result<bool> valid = g_settings.client ? spank::check_probe(*g_settings.client, probe, annotation.check)
+                                         : spank::check_probe_locally(probe);
+  if (!valid) {
+    say_error("trainfit: " + valid.error().message);
     return -1;
   }
   // The files' fields travel with the job (slurmctld cannot read the submit host's files).
@@ -294,7 +311,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
   try {
     const spank_context_t context = spank_context();
     if (context != S_CTX_ALLOCATOR && context != S_CTX_LOCAL && context != S_CTX_REMOTE) return 0;
-    if (parse_args(ac, av) != 0) return -1;
+    if (parse_args(ac, av, context) != 0) return -1;
     const std::vector<OptionSpec>& options = llm_options();
     g_option_names.reserve(options.size());
     static std::vector<std::string> usages;

@@ -2,9 +2,13 @@
 # Installs what trainfit needs to build and test on Debian 12 (run as root).
 set -euo pipefail
 packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libyaml-cpp-dev libtoml11-dev
-          libgtest-dev libbenchmark-dev libcpp-httplib-dev pkg-config curl
-          python3-torch libopenblas0-pthread libslurm-dev slurmctld slurmd slurm-client munge)
+          libgtest-dev libbenchmark-dev libcpp-httplib-dev pkg-config curl libcurl4-openssl-dev openssl haproxy
+          python3-torch libopenblas0-pthread libslurm-dev slurmctld slurmd slurm-client munge
+          nginx-light)
+# haproxy (above), nginx-light: the load balancers of tests/service_pool_test.sh (conf/haproxy, conf/nginx).
 # libcpp-httplib-dev: `trainfit serve` (docs/service.md); pkg-config finds it; curl drives tests/service_test.sh.
+# libcurl4-openssl-dev: the client of the service (estimate --endpoint, the SPANK plugin's endpoint=);
+# openssl and haproxy: tests/client_test.sh makes a CA and puts a real TLS terminator in front.
 # libyaml-cpp-dev, libtoml11-dev: torchtune recipes and torchtitan job files (--config, --llm-config).
 # libopenblas0-pthread: without it python3-torch falls back to the reference BLAS and the
 # fidelity harness runs ~20x slower (--no-install-recommends leaves it out).

@@ -185,6 +185,18 @@ bool field_is_set(const Request& request, const std::string& key) {
   return std::visit([&](auto member) { return (request.*member).has_value(); }, row->member);
 }
 
+std::vector<std::pair<std::string, FieldValue>> set_fields(const Request& request) {
+  std::vector<std::pair<std::string, FieldValue>> out;
+  for (const Row& row : rows()) {
+    std::visit(
+        [&](auto member) {
+          if (const auto& field = request.*member) out.emplace_back(row.spec.name, FieldValue(*field));
+        },
+        row.member);
+  }
+  return out;
+}
+
 std::string to_key_values(const Request& request, char separator) {
   std::string out;
   for (const Row& row : rows()) {

@@ -316,6 +316,46 @@ sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/bad-plugstack.conf|" "$dir/slurm
 out=$(SLURM_CONF=$dir/slurm-badspank.conf sbatch --gpus=h100:8 --wrap true 2>&1); rc=$?
 [[ $rc -ne 0 && $out == *"unknown argument 'colour=red'"* ]] && ok "plugstack.conf: unknown argument refused" || fail "plugstack arguments" "rc=$rc" "$out"
 
+# ---- endpoint=: sbatch's checks asked of `trainfit serve` (its access log shows the POST) ----
+timeout -k 5 300 "$trainfit" serve --listen 127.0.0.1:0 --node-name svc --access-log "$dir/svc-access.log" 2>"$dir/svc.err" &
+svc_pid=$!
+for _ in $(seq 100); do
+  svc_port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$dir/svc.err"); [[ -n $svc_port ]] && break; sleep 0.1
+done
+svc=http://127.0.0.1:$svc_port
+closed=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+with_spank() {  # with_spank NAME WORDS...: slurm-NAME.conf, whose plugstack line ends with WORDS
+  local name=$1; shift
+  echo "required $build/plugin/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf $*" > "$dir/$name-plugstack.conf"
+  sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/$name-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-$name.conf"
+}
+svc_posts() { local n; n=$(grep -c '"method":"POST"' "$dir/svc-access.log" 2>/dev/null); echo "${n:-0}"; }
+with_spank ep "endpoint=$svc"
+before=$(svc_posts)
+out=$(SLURM_CONF=$dir/slurm-ep.conf sbatch -H --parsable --gpus=h100:64 "${big[@]}" --llm-check --wrap true 2>&1); rc=$?
+[[ $rc -eq 0 && $out == *"trainfit: checked by $svc/edge/training"* && $(svc_posts) -eq $((before + 1)) ]] \
+  && ok "endpoint=: --llm-check asks the service (a POST in its access log)" || fail "endpoint check" "rc=$rc posts $before -> $(svc_posts)" "$out"
+scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+want=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-tp=3 --wrap true 2>&1 | head -1)
+out=$(SLURM_CONF=$dir/slurm-ep.conf sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-tp=3 --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $(head -1 <<<"$out") == "$want" && $want == *"invalid annotation"* ]] && grep -q '"status":400' "$dir/svc-access.log" \
+  && ok "endpoint=: an invalid annotation is the service's 400, the same line as without it" || fail "endpoint 400" "want: $want" "$out"
+with_spank down "endpoint=http://127.0.0.1:$closed"
+out=$(SLURM_CONF=$dir/slurm-down.conf sbatch -H --parsable --gpus=h100:64 "${big[@]}" --wrap true 2>&1); rc=$?
+[[ $rc -eq 0 && $out == *"trainfit: no endpoint answered: http://127.0.0.1:$closed/edge/training (connection failed"*"; computed locally"* ]] \
+  && ok "endpoint= down: checked locally, saying so" || fail "endpoint down" "rc=$rc" "$out"
+scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+with_spank refuse "endpoint=http://127.0.0.1:$closed endpoint_fallback=refuse endpoint_connect_timeout_ms=200 endpoint_timeout_ms=400"
+jobs_before=$(job_count)
+out=$(SLURM_CONF=$dir/slurm-refuse.conf sbatch -H --gpus=h100:64 "${big[@]}" --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $out == *"no endpoint answered: http://127.0.0.1:$closed/edge/training"*"refused (endpoint_fallback=refuse)"* && $(job_count) -eq $jobs_before ]] \
+  && ok "endpoint= down, endpoint_fallback=refuse: sbatch refuses, nothing queued" || fail "endpoint refuse" "rc=$rc" "$out"
+with_spank badep "endpoint=ftp://x"
+out=$(SLURM_CONF=$dir/slurm-badep.conf sbatch --gpus=h100:8 --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $out == *"plugstack.conf: endpoint='ftp://x' is not valid; accepted: one or more http:// or https:// URLs"* ]] \
+  && ok "plugstack.conf: a bad endpoint refused, naming it" || fail "bad endpoint" "rc=$rc" "$out"
+kill -TERM "$svc_pid" 2>/dev/null
+
 # ---- 6. trainfit.conf as a key = value file, whatever it holds ----
 restart() { cluster_stop "$dir"; : > "$dir/log/slurmctld.log"; cluster_start "$dir" "$build/plugin" trainfit; }
 printf '# never run closed here\naction = deny\n' > "$dir/trainfit.conf"

@@ -1,6 +1,7 @@
 // JSON faces of the request and the response.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "trainfit/error.h"
@@ -14,6 +15,10 @@ namespace trainfit {
 // unknown fields list the known ones, wrong types name the field.
 TRAINFIT_API Result<Request> request_from_json(const std::string& text);
 
+// Request -> JSON object with the fields that are set (exact numbers): what a client
+// sends to `trainfit serve`; request_from_json reads it back to the same request.
+TRAINFIT_API std::string request_to_json(const Request& request);
+
 struct ServingInfo {
   std::string serving_node;  // host that computed the response
   double compute_ms = 0;
@@ -22,5 +27,14 @@ struct ServingInfo {
 TRAINFIT_API std::string response_to_json(const Response& response, const ServingInfo& serving,
                                           int indent = -1);
 TRAINFIT_API std::string error_to_json(const Error& error);
+
+// A service's answer (response_to_json's text) -> the Response the CLI renders, and
+// its serving_node and compute_ms. Holds what the JSON holds: GiB figures to 4
+// decimals, exact bytes for the peak and the capacity. Wrong shapes are kMalformed.
+TRAINFIT_API Result<Response> response_from_json(const std::string& text, ServingInfo* serving = nullptr);
+
+// A service's error body {"error":{"code","field","message"}} -> the Error; nullopt
+// when the text is not that shape.
+TRAINFIT_API std::optional<Error> error_from_json(const std::string& text);
 
 }  // namespace trainfit

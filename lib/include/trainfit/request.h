@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "trainfit/error.h"
@@ -106,6 +108,13 @@ TRAINFIT_API Result<bool> set_field_from_text(Request& request, const std::strin
 
 // Whether the field (JSON name or flag) is set in the request.
 TRAINFIT_API bool field_is_set(const Request& request, const std::string& name_or_flag);
+
+// A field's value as the request holds it (integer, number, boolean or text).
+using FieldValue = std::variant<int64_t, double, bool, std::string>;
+
+// The fields that are set, in the table's order, as (JSON name, value): exact values
+// for writers (request_to_json), where to_key_values' text rounds numbers.
+TRAINFIT_API std::vector<std::pair<std::string, FieldValue>> set_fields(const Request& request);
 
 // Parses "key=value[,key=value...]" (keys: JSON names or CLI flags).
 TRAINFIT_API Result<bool> apply_key_values(Request& request, const std::string& spec,

@@ -1,0 +1,123 @@
+#include "remote_estimate.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "render.h"
+#include "trainfit/json.h"
+
+namespace po = boost::program_options;
+
+namespace trainfit::cli {
+namespace {
+
+// A 200 must be a trainfit response and a 400 a trainfit error; anything else (another
+// server at that URL) counts as that endpoint failing.
+std::string check_answer(const remote::Answer& answer) {
+  if (answer.status == 200) {
+    Result<Response> read = response_from_json(answer.body);
+    return read ? "" : read.error().message;
+  }
+  return error_from_json(answer.body) ? "" : "HTTP 400 that is not a trainfit error";
+}
+
+// --cacert must be a file we can read: a typo is a usage error, not a TLS failure later.
+Result<std::string> readable_file(const std::string& path) {
+  if (path.empty() || !std::ifstream(path)) {
+    return make_error(ErrorCode::kInvalidValue, "cacert", "cacert='" + path + "' is not valid; accepted: a readable PEM file of CA certificates");
+  }
+  return path;
+}
+
+// The response as a local run prints it, with which endpoint answered (and, on stderr,
+// the endpoints that failed before it).
+void print_answer(const remote::Outcome& outcome, const std::string& format, int* exit_code) {
+  const remote::Answer& answer = *outcome.answer;
+  ServingInfo serving;
+  const Response r = response_from_json(answer.body, &serving).value();  // checked by check_answer
+  const std::string by = "answered by " + answer.endpoint + " (serving_node " + serving.serving_node + ")";
+  std::cerr << "trainfit: " << by << (outcome.failures.empty() ? "" : " after " + remote::describe(outcome.failures))
+            << "\n";
+  if (format == "json") {
+    std::cout << answer.body << (answer.body.empty() || answer.body.back() != '\n' ? "\n" : "");
+  } else if (format == "csv") {
+    print_estimate_csv(std::cout, r);
+  } else {
+    std::cout << by << "\n";
+    print_estimate_table(std::cout, r);
+  }
+  *exit_code = r.breakdown.fits ? 0 : 1;
+}
+
+}  // namespace
+
+void add_client_options(po::options_description& visible) {
+  visible.add_options()
+      ("endpoint", po::value<std::string>()->value_name("URL[,URL...]"),
+       "ask these trainfit services (in order) instead of computing locally; same output (docs/service.md)")
+      ("connect-timeout-ms", po::value<std::string>()->value_name("MS"), "per-endpoint connect timeout [1..60000; default 500]")
+      ("timeout-ms", po::value<std::string>()->value_name("MS"), "per-endpoint whole-request timeout [1..60000; default 1500]")
+      ("cacert", po::value<std::string>()->value_name("FILE"), "CA certificates to verify https endpoints with [default: the system's]")
+      ("endpoint-fallback", po::value<std::string>()->value_name("local|refuse"),
+       "when no endpoint answers: compute locally, or refuse with exit code 3 [default: local]");
+}
+
+Result<std::optional<remote::Settings>> client_settings(const po::variables_map& vm) {
+  const bool client_option = vm.count("connect-timeout-ms") || vm.count("timeout-ms") || vm.count("cacert") ||
+                             vm.count("endpoint-fallback");
+  if (!vm.count("endpoint")) {
+    if (client_option) return make_error(ErrorCode::kMissing, "endpoint", "endpoint is missing; the client options need --endpoint=URL[,URL...]");
+    return std::optional<remote::Settings>();
+  }
+  remote::Settings s;
+  auto endpoints = remote::parse_endpoints(vm["endpoint"].as<std::string>(), "endpoint");
+  if (!endpoints) return endpoints.error();
+  s.endpoints = endpoints.value();
+  if (vm.count("connect-timeout-ms")) {
+    auto ms = remote::parse_timeout_ms(vm["connect-timeout-ms"].as<std::string>(), "connect-timeout-ms");
+    if (!ms) return ms.error();
+    s.connect_timeout_ms = ms.value();
+  }
+  if (vm.count("timeout-ms")) {
+    auto ms = remote::parse_timeout_ms(vm["timeout-ms"].as<std::string>(), "timeout-ms");
+    if (!ms) return ms.error();
+    s.timeout_ms = ms.value();
+  }
+  if (vm.count("cacert")) {
+    auto path = readable_file(vm["cacert"].as<std::string>());
+    if (!path) return path.error();
+    s.cacert = path.value();
+  }
+  if (vm.count("endpoint-fallback")) {
+    auto fallback = remote::parse_fallback(vm["endpoint-fallback"].as<std::string>(), "endpoint-fallback");
+    if (!fallback) return fallback.error();
+    s.fallback = fallback.value();
+  }
+  return std::optional<remote::Settings>(s);
+}
+
+RemoteRun estimate_remotely(const remote::Settings& settings, const Request& request, const std::string& format,
+                            int* exit_code) {
+  std::string body;
+  try {
+    body = request_to_json(request);
+  } catch (const std::exception&) {
+    return RemoteRun::kLocal;  // text that is not UTF-8: the local run reports the field
+  }
+  const remote::Outcome outcome = remote::post_estimate(settings, body, check_answer);
+  if (outcome.answer && outcome.answer->status == 400) {
+    std::cerr << "trainfit: " << error_from_json(outcome.answer->body)->message << "\n";
+    *exit_code = 2;
+    return RemoteRun::kPrinted;
+  }
+  if (outcome.answer) {
+    print_answer(outcome, format, exit_code);
+    return RemoteRun::kPrinted;
+  }
+  const bool local = settings.fallback == remote::Fallback::kLocal;
+  std::cerr << "trainfit: no endpoint answered: " << remote::describe(outcome.failures) << "; "
+            << (local ? "computed locally" : "refused (--endpoint-fallback=refuse)") << "\n";
+  return local ? RemoteRun::kLocal : RemoteRun::kRefused;
+}
+
+}  // namespace trainfit::cli

@@ -1,0 +1,232 @@
+// JSON -> Response: reads a service's answer back into the type the CLI renders, so that
+// `trainfit estimate --endpoint` prints what a local run prints. The JSON's GiB figures
+// are rounded to 4 decimals; the renderers print those rounded figures (render.cpp), so a
+// table read back here and a local table agree digit for digit.
+#include <nlohmann/json.hpp>
+
+#include "trainfit/json.h"
+
+namespace trainfit {
+namespace {
+
+using nlohmann::json;
+
+// A missing member or a wrong type throws json::exception: one answer for every bad shape.
+double gb(const json& object, const char* key) { return object.at(key).get<double>() * kGiB; }
+int64_t integer(const json& object, const char* key) { return object.at(key).get<int64_t>(); }
+bool flag(const json& object, const char* key) { return object.at(key).get<bool>(); }
+std::string text(const json& object, const char* key) { return object.at(key).get<std::string>(); }
+
+// The enum whose to_string is `name`; enums run from 0 without gaps.
+template <typename Enum>
+Enum enum_named(const std::string& name) {
+  for (int i = 0; i < 16; ++i) {
+    if (name == to_string(static_cast<Enum>(i))) return static_cast<Enum>(i);
+  }
+  throw std::invalid_argument("unknown name '" + name + "'");
+}
+
+// Breakdown's stage and phase names are static strings.
+const char* static_name(const std::string& name, std::initializer_list<const char*> names) {
+  for (const char* known : names) if (name == known) return known;
+  throw std::invalid_argument("unknown name '" + name + "'");
+}
+
+void read_parameters(const json& p, Breakdown& b) {
+  b.params.total = static_cast<double>(integer(p, "total"));
+  b.params_on_gpu = static_cast<double>(integer(p, "on_gpu_before_sharding"));
+  b.params.embedding = static_cast<double>(integer(p, "embedding"));
+  b.params.lm_head = static_cast<double>(integer(p, "lm_head"));
+  b.params.per_layer = static_cast<double>(integer(p, "per_layer"));
+}
+
+void read_states_activations(const json& j, Breakdown& b) {
+  const json& s = j.at("model_states");
+  b.stage.states = {gb(s, "weights_gb"), gb(s, "grads_gb"), gb(s, "master_weights_gb"), gb(s, "optimizer_states_gb")};
+  b.shard_group = integer(s, "shard_group");
+  const json& a = j.at("activations");
+  Activations& act = b.stage.activations;
+  act.per_layer = gb(a, "per_layer_gb");
+  act.inflight_layers = a.at("layers_in_flight").get<double>();
+  act.layers = gb(a, "layers_gb");
+  act.embedding = gb(a, "embedding_gb");
+  act.logits_loss = gb(a, "logits_loss_gb");
+  act.weight_cache = gb(a, "weight_cache_gb");
+  b.critical_stage = static_name(text(a, "pipeline_stage"), {"only", "first", "last"});
+}
+
+void read_transients(const json& t, Transients& out) {
+  out.fsdp_units_fwd = gb(t, "fsdp_units_forward_gb");
+  out.fsdp_units_bwd = gb(t, "fsdp_units_backward_gb");
+  out.recompute = gb(t, "recompute_gb");
+  out.layer_backward = gb(t, "layer_backward_gb");
+  out.loss_forward = gb(t, "loss_forward_gb");
+  out.loss_backward = gb(t, "loss_backward_gb");
+  out.held_logits = gb(t, "held_logits_gb");
+  out.comm_buckets = gb(t, "comm_buckets_gb");
+  out.optimizer_step = gb(t, "optimizer_step_gb");
+  out.context_parallel = gb(t, "context_parallel_gb");
+}
+
+void read_phases_overheads_measures(const json& j, Breakdown& b) {
+  const json& p = j.at("phases");
+  b.stage.forward_peak = gb(p, "forward_gb");
+  b.stage.backward_peak = gb(p, "backward_gb");
+  b.stage.optimizer_peak = gb(p, "optimizer_gb");
+  b.stage.peak_phase = static_name(text(p, "peak_phase"), {"forward", "backward", "optimizer"});
+  const json& o = j.at("overheads");
+  b.overheads = {gb(o, "cuda_context_gb"), gb(o, "nccl_gb"), gb(o, "workspaces_gb"), gb(o, "allocator_gb")};
+  const json& m = j.at("measures");
+  b.measures = {gb(m, "max_memory_allocated_gb"), gb(m, "max_memory_reserved_gb"), gb(m, "nvidia_smi_gb")};
+}
+
+void read_breakdown(const json& j, Response& r) {
+  const json& bd = j.at("breakdown");
+  Breakdown& b = r.breakdown;
+  read_parameters(bd.at("parameters"), b);
+  read_states_activations(bd, b);
+  read_transients(bd.at("transients"), b.stage.transients);
+  read_phases_overheads_measures(bd, b);
+  const json& bytes = bd.at("bytes");  // exact: the verdict's figures
+  b.per_gpu_total = static_cast<double>(integer(bytes, "per_gpu_total"));
+  b.capacity = static_cast<double>(integer(bytes, "capacity"));
+  b.host_offload_per_gpu = gb(bd.at("host_offload"), "per_gpu_gb");
+  b.model_states_unsharded = gb(j, "model_states_unsharded_gb");
+  b.bytes_per_param = j.at("bytes_per_param").get<double>();
+  b.fits = flag(j, "fits");
+}
+
+void read_config_model(const json& c, Config& out) {
+  out.model_name = text(c, "model");
+  out.framework = enum_named<Framework>(text(c, "framework"));
+  out.geo.layers = integer(c, "num_layers");
+  out.geo.hidden = integer(c, "hidden_dim");
+  out.geo.heads = integer(c, "num_heads");
+  out.geo.kv_heads = integer(c, "num_kv_heads");
+  out.geo.ffn = integer(c, "ffn_hidden");
+  out.geo.vocab = integer(c, "vocab_size");
+  out.geo.tied = flag(c, "tied_embeddings");
+  out.geo.mlp = enum_named<Mlp>(text(c, "mlp"));
+  out.geo.norm = enum_named<Norm>(text(c, "norm"));
+  out.geo.experts = integer(c, "num_experts");
+  out.geo.head_dim = integer(c, "head_dim");
+}
+
+void read_config_training(const json& c, Config& out) {
+  out.precision = enum_named<Precision>(text(c, "precision"));
+  out.optimizer = enum_named<Optimizer>(text(c, "optimizer"));
+  out.optimizer_impl = enum_named<OptimizerImpl>(text(c, "optimizer_impl"));
+  out.recompute = enum_named<Recompute>(text(c, "recompute"));
+  out.attention = enum_named<Attention>(text(c, "attention"));
+  out.ops = enum_named<Ops>(text(c, "ops"));
+  out.loss = enum_named<Loss>(text(c, "loss"));
+  out.logits_fp32 = flag(c, "logits_fp32");
+  out.held_logits = flag(c, "held_logits");
+  out.recompute_every = integer(c, "recompute_every");
+  out.compile = flag(c, "compile");
+  out.fp32_grads = flag(c, "fp32_grads");
+  out.adapter = enum_named<Adapter>(text(c, "adapter"));
+  out.lora_rank = integer(c, "lora_rank");
+  if (out.adapter != Adapter::kNone) out.lora_targets = enum_named<LoraTargets>(text(c, "lora_targets"));
+}
+
+void read_config_layout(const json& c, Config& out) {
+  out.tp = integer(c, "tensor_parallel");
+  out.pp = integer(c, "pipeline_parallel");
+  out.vpp = integer(c, "virtual_pipeline");
+  out.sp = flag(c, "sequence_parallel");
+  out.cp = integer(c, "context_parallel");
+  out.ep = integer(c, "expert_parallel");
+  out.num_microbatches = integer(c, "num_microbatches");
+  out.sharding = enum_named<Sharding>(text(c, "sharding"));
+  out.gpu_name = text(c, "gpu");
+  out.offload_optimizer = flag(c, "offload_optimizer");
+  out.offload_params = flag(c, "offload_params");
+  out.runtime_overhead = flag(c, "runtime_overhead");
+}
+
+// The config, with what the JSON states elsewhere: the step's shape is in `profile`,
+// the micro-batch follows from the global batch.
+void read_config(const json& j, Response& r) {
+  Config& c = r.resolved.config;
+  read_config_model(j.at("config"), c);
+  read_config_training(j.at("config"), c);
+  read_config_layout(j.at("config"), c);
+  c.num_gpus = integer(j.at("profile"), "num_gpus");
+  c.seq_length = integer(j.at("profile"), "seq_length");
+  c.zero_stage = static_cast<int>(integer(j, "zero_stage"));
+  c.capacity_bytes = r.breakdown.capacity;
+  const int64_t per_micro_batch = c.num_microbatches * integer(j.at("config"), "data_parallel");
+  c.micro_batch = per_micro_batch > 0 ? r.global_batch / per_micro_batch : 0;
+  r.resolved.assumptions = j.at("assumptions").get<std::vector<std::string>>();
+}
+
+void read_profiles(const json& p, Response& r) {
+  for (const json& point : p.at("mem_vs_gpus")) {
+    r.mem_vs_gpus.push_back({integer(point, "num_gpus"), point.at("per_gpu_gb").get<double>(),
+                             point.at("model_state_gb").get<double>(), point.at("activation_gb").get<double>(),
+                             flag(point, "fits")});
+  }
+  for (const json& point : p.at("mem_vs_seq")) {
+    r.mem_vs_seq.push_back({integer(point, "seq_length"), point.at("per_gpu_gb").get<double>(),
+                            point.at("activation_gb").get<double>(), flag(point, "fits")});
+  }
+}
+
+void read_advice(const json& list, Response& r) {
+  for (const json& item : list) {
+    Advice a;
+    for (const json& change : item.at("changes")) a.changes.push_back({text(change, "field"), text(change, "value")});
+    if (a.changes.empty()) throw std::invalid_argument("advice without changes");
+    a.num_gpus = integer(item, "num_gpus");
+    a.per_gpu_gb = item.at("per_gpu_gb").get<double>();
+    a.fits = flag(item, "fits");
+    r.advice.push_back(std::move(a));
+  }
+}
+
+Response read_response(const json& j) {
+  Response r;
+  read_breakdown(j, r);
+  r.global_batch = integer(j, "global_batch");
+  read_config(j, r);
+  read_profiles(j.at("profile"), r);
+  read_advice(j.at("advice"), r);
+  if (!j.at("min_gpus_to_fit").is_null()) r.min_gpus.gpus = integer(j, "min_gpus_to_fit");
+  if (r.min_gpus.gpus == 0) r.min_gpus.reason = text(j, "min_gpus_reason");
+  return r;
+}
+
+Error malformed(const std::string& what) {
+  return make_error(ErrorCode::kMalformed, "", "the answer is not a trainfit response: " + what);
+}
+
+}  // namespace
+
+Result<Response> response_from_json(const std::string& body, ServingInfo* serving) {
+  try {
+    const json j = json::parse(body);
+    Response r = read_response(j);
+    if (serving != nullptr) *serving = {text(j, "serving_node"), j.at("compute_ms").get<double>()};
+    return r;
+  } catch (const std::exception& e) {
+    return malformed(e.what());
+  }
+}
+
+std::optional<Error> error_from_json(const std::string& body) {
+  try {
+    const json doc = json::parse(body);
+    const json& e = doc.at("error");
+    const std::string code = text(e, "code");
+    Error error{ErrorCode::kInternal, text(e, "field"), text(e, "message")};
+    for (int i = 0; i <= static_cast<int>(ErrorCode::kInternal); ++i) {
+      if (code == error_code_name(static_cast<ErrorCode>(i))) error.code = static_cast<ErrorCode>(i);
+    }
+    return error;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace trainfit

@@ -1,0 +1,194 @@
+// libcurl behind trainfit_remote (client.h). One easy handle per attempt: attempts are few
+// and short, and a fresh handle carries no state from a failed endpoint to the next.
+#include "client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <mutex>
+
+namespace trainfit::remote {
+namespace {
+
+constexpr const char* kEstimatePath = "/edge/training";
+
+// curl_global_init is not safe to race; the SPANK plugin and the CLI call in here lazily.
+bool curl_ready() {
+  static std::once_flag once;
+  static bool ready = false;
+  std::call_once(once, [] { ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; });
+  return ready;
+}
+
+std::string trimmed(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+Error invalid(const std::string& option, const std::string& value, const std::string& accepted) {
+  return make_error(ErrorCode::kInvalidValue, option, option + "='" + value + "' is not valid; accepted: " + accepted);
+}
+
+bool has_http_scheme(const std::string& url) {
+  std::string head = url.substr(0, 8);
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::tolower(c); });
+  return head.rfind("http://", 0) == 0 || head.rfind("https://", 0) == 0;
+}
+
+// The URL libcurl will use, or "" when it is not an http(s) URL with a host.
+std::string estimate_url(const std::string& url) {
+  if (!has_http_scheme(url) || !curl_ready()) return "";
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> parsed(curl_url(), curl_url_cleanup);
+  if (!parsed || curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
+  char* host = nullptr;
+  const bool has_host = curl_url_get(parsed.get(), CURLUPART_HOST, &host, 0) == CURLUE_OK && host != nullptr && *host;
+  curl_free(host);
+  if (!has_host) return "";
+  char* path = nullptr;
+  curl_url_get(parsed.get(), CURLUPART_PATH, &path, 0);
+  const bool bare = path == nullptr || std::string(path) == "/" || std::string(path).empty();
+  curl_free(path);
+  if (bare) curl_url_set(parsed.get(), CURLUPART_PATH, kEstimatePath, 0);
+  char* full = nullptr;
+  if (curl_url_get(parsed.get(), CURLUPART_URL, &full, 0) != CURLUE_OK || full == nullptr) return "";
+  std::string out = full;
+  curl_free(full);
+  return out;
+}
+
+struct Body {
+  std::string text;
+  bool too_long = false;
+};
+
+// Returning less than given aborts the transfer (CURLE_WRITE_ERROR): the size cap.
+size_t append_capped(char* data, size_t size, size_t count, void* user) {
+  Body* body = static_cast<Body*>(user);
+  const size_t bytes = size * count;
+  if (body->text.size() + bytes > kMaxAnswerBytes) {
+    body->too_long = true;
+    return 0;
+  }
+  body->text.append(data, bytes);
+  return bytes;
+}
+
+void set_options(CURL* curl, const Settings& s, const std::string& url, const std::string& json, curl_slist* headers,
+                 Body* body, char* error_text) {
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM in sbatch/srun or a threaded CLI
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, s.connect_timeout_ms);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, s.timeout_ms);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);  // always: no option turns it off
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!s.cacert.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, s.cacert.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json.size()));
+  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxAnswerBytes));
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_capped);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, body);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_text);
+}
+
+std::string why_failed(CURLcode code, const Body& body, const char* error_text) {
+  const std::string detail = error_text[0] != '\0' ? error_text : curl_easy_strerror(code);
+  if (body.too_long || code == CURLE_FILESIZE_EXCEEDED) {
+    return "answer over " + std::to_string(kMaxAnswerBytes) + " bytes, transfer aborted";
+  }
+  if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) {
+    return "certificate not verified: " + detail;
+  }
+  if (code == CURLE_COULDNT_CONNECT) return "connection failed: " + detail;
+  if (code == CURLE_OPERATION_TIMEDOUT) return "timed out: " + detail;
+  return detail;
+}
+
+// One endpoint: an Answer, or why there is none.
+std::optional<Answer> post_once(const Settings& s, const std::string& url, const std::string& json, std::string* why) {
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(
+      curl_slist_append(nullptr, "Content-Type: application/json"), curl_slist_free_all);
+  if (!curl || !headers) {
+    *why = "libcurl could not start a transfer";
+    return std::nullopt;
+  }
+  Body body;
+  char error_text[CURL_ERROR_SIZE] = {0};
+  set_options(curl.get(), s, url, json, headers.get(), &body, error_text);
+  const CURLcode code = curl_easy_perform(curl.get());
+  if (code != CURLE_OK) {
+    *why = why_failed(code, body, error_text);
+    return std::nullopt;
+  }
+  long status = 0;
+  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  if (status != 200 && status != 400) {
+    *why = "HTTP " + std::to_string(status);
+    return std::nullopt;
+  }
+  return Answer{url, status, std::move(body.text)};
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> parse_endpoints(const std::string& list, const std::string& option) {
+  const char* accepted = "one or more http:// or https:// URLs, comma-separated";
+  std::vector<std::string> urls;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string url = trimmed(list.substr(start, comma - start));
+    const std::string full = url.empty() ? "" : estimate_url(url);
+    if (full.empty()) return invalid(option, list == url ? list : url, accepted);
+    urls.push_back(full);
+    start = comma + 1;
+  }
+  return urls;
+}
+
+Result<long> parse_timeout_ms(const std::string& text, const std::string& option) {
+  const std::string accepted = "integer milliseconds from 1 to " + std::to_string(kMaxTimeoutMs);
+  if (text.empty() || text.size() > 6 || !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    return invalid(option, text, accepted);
+  }
+  const long ms = std::stol(text);
+  if (ms < 1 || ms > kMaxTimeoutMs) return invalid(option, text, accepted);
+  return ms;
+}
+
+Result<Fallback> parse_fallback(const std::string& text, const std::string& option) {
+  if (text == "local") return Fallback::kLocal;
+  if (text == "refuse") return Fallback::kRefuse;
+  return invalid(option, text, "local|refuse");
+}
+
+const char* to_string(Fallback fallback) { return fallback == Fallback::kLocal ? "local" : "refuse"; }
+
+Outcome post_estimate(const Settings& settings, const std::string& request_json, AnswerCheck check) {
+  Outcome outcome;
+  for (const std::string& url : settings.endpoints) {
+    std::string why;
+    std::optional<Answer> answer = curl_ready() ? post_once(settings, url, request_json, &why) : std::nullopt;
+    if (answer && check != nullptr && !(why = check(*answer)).empty()) answer.reset();
+    if (answer) {
+      outcome.answer = std::move(answer);
+      break;
+    }
+    outcome.failures.push_back({url, curl_ready() ? why : std::string("libcurl could not be initialized")});
+  }
+  return outcome;
+}
+
+std::string describe(const std::vector<Failure>& failures) {
+  std::string out;
+  for (const Failure& f : failures) out += (out.empty() ? "" : ", ") + f.endpoint + " (" + f.why + ")";
+  return out;
+}
+
+}  // namespace trainfit::remote

@@ -1,0 +1,71 @@
+// trainfit_remote: asks a `trainfit serve` pool (POST /edge/training) instead of computing
+// locally: `trainfit estimate --endpoint` and the SPANK plugin's endpoint=. libcurl, TLS
+// always verified, endpoints tried in order, every transfer bounded in time and size.
+// Never linked into job_submit (slurmctld computes in-process; tests/slurm/symbols_test.sh).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainfit/error.h"
+
+namespace trainfit::remote {
+
+constexpr long kDefaultConnectTimeoutMs = 500;
+constexpr long kDefaultTimeoutMs = 1500;   // the whole transfer, connect included
+constexpr long kMaxTimeoutMs = 60000;
+constexpr size_t kMaxAnswerBytes = 4 << 20;  // a response is ~20 KiB; more is not trainfit's
+
+enum class Fallback { kLocal, kRefuse };  // when no endpoint answers
+
+struct Settings {
+  std::vector<std::string> endpoints;  // full URLs of the estimate path, in the order tried
+  long connect_timeout_ms = kDefaultConnectTimeoutMs;
+  long timeout_ms = kDefaultTimeoutMs;  // per endpoint
+  std::string cacert;                   // CA bundle to verify against; "" = the system's
+  Fallback fallback = Fallback::kLocal;
+};
+
+// Each parser names the option as the caller spells it ("--endpoint", "endpoint") in
+// its one-line error: the option, the value, and what is accepted.
+// "http://a:8080,https://b" -> URLs; a URL without a path gets /edge/training.
+Result<std::vector<std::string>> parse_endpoints(const std::string& list, const std::string& option);
+Result<long> parse_timeout_ms(const std::string& text, const std::string& option);
+Result<Fallback> parse_fallback(const std::string& text, const std::string& option);
+const char* to_string(Fallback fallback);
+
+// An endpoint that did not answer, and why ("connection refused", "timed out ...",
+// "certificate not verified: ...", "HTTP 503").
+struct Failure {
+  std::string endpoint;
+  std::string why;
+};
+
+// An answer: 200 with a response, or 400 with the request's error (the request's own
+// answer: not retried elsewhere).
+struct Answer {
+  std::string endpoint;
+  long status = 0;
+  std::string body;
+};
+
+struct Outcome {
+  std::optional<Answer> answer;   // empty when every endpoint failed
+  std::vector<Failure> failures;  // in the order tried
+};
+
+// Whether an answer is usable: "" if so, else why not (e.g. a 200 that is not a trainfit
+// response: another server at that URL). That endpoint then counts as failed.
+using AnswerCheck = std::string (*)(const Answer& answer);
+
+// POSTs the request JSON to each endpoint in turn until one answers 200 or 400 (and
+// passes check); a connection failure, a timeout, a TLS failure, an over-long body or
+// any other status moves on to the next.
+Outcome post_estimate(const Settings& settings, const std::string& request_json, AnswerCheck check = nullptr);
+
+// "http://a:1 (connection refused), https://b (timed out after 500 ms)"
+std::string describe(const std::vector<Failure>& failures);
+
+}  // namespace trainfit::remote

@@ -1,0 +1,99 @@
+#include "spank_endpoint.h"
+
+#include <fstream>
+
+extern "C" {
+#include <slurm/spank.h>
+}
+
+#include "trainfit/admission.h"
+#include "trainfit/config.h"
+#include "trainfit/json.h"
+
+namespace trainfit::spank {
+namespace {
+
+// A 200 that is not a trainfit response, or a 400 that is not its error, is a failure.
+std::string check_answer(const remote::Answer& answer) {
+  if (answer.status == 400) return error_from_json(answer.body) ? "" : "HTTP 400 that is not a trainfit error";
+  Result<Response> read = response_from_json(answer.body);
+  return read ? "" : read.error().message;
+}
+
+// The probe sets num_gpus to the layout's product: errors about it are slurmctld's to judge.
+Result<bool> unless_about_num_gpus(const Error& error) {
+  if (error.field == "num_gpus") return true;
+  return make_error(error.code, error.field, "invalid annotation: " + error.message);
+}
+
+void say(const std::string& line) { slurm_spank_log("%s", admission::printable(line).c_str()); }
+
+}  // namespace
+
+bool take_endpoint_arg(const std::string& key, const std::string& value, EndpointArgs* args) {
+  std::string* slot = key == "endpoint"                      ? &args->endpoint
+                      : key == "endpoint_connect_timeout_ms" ? &args->connect_timeout_ms
+                      : key == "endpoint_timeout_ms"         ? &args->timeout_ms
+                      : key == "cacert"                      ? &args->cacert
+                      : key == "endpoint_fallback"           ? &args->fallback
+                                                             : nullptr;
+  if (slot == nullptr) return false;
+  *slot = value;
+  return true;
+}
+
+Result<std::optional<remote::Settings>> endpoint_settings(const EndpointArgs& args) {
+  if (args.endpoint.empty()) {
+    if (args.given()) return make_error(ErrorCode::kMissing, "endpoint", "endpoint is missing; endpoint_* and cacert need endpoint=URL[,URL...]");
+    return std::optional<remote::Settings>();
+  }
+  remote::Settings s;
+  auto endpoints = remote::parse_endpoints(args.endpoint, "endpoint");
+  if (!endpoints) return endpoints.error();
+  s.endpoints = endpoints.value();
+  for (auto [text, option, out] : {std::make_tuple(&args.connect_timeout_ms, "endpoint_connect_timeout_ms", &s.connect_timeout_ms),
+                                   std::make_tuple(&args.timeout_ms, "endpoint_timeout_ms", &s.timeout_ms)}) {
+    if (text->empty()) continue;
+    Result<long> ms = remote::parse_timeout_ms(*text, option);
+    if (!ms) return ms.error();
+    *out = ms.value();
+  }
+  if (!args.cacert.empty() && !std::ifstream(args.cacert)) {
+    return make_error(ErrorCode::kInvalidValue, "cacert", "cacert='" + args.cacert + "' is not valid; accepted: a readable PEM file of CA certificates");
+  }
+  s.cacert = args.cacert;
+  if (!args.fallback.empty()) {
+    Result<remote::Fallback> fallback = remote::parse_fallback(args.fallback, "endpoint_fallback");
+    if (!fallback) return fallback.error();
+    s.fallback = fallback.value();
+  }
+  return std::optional<remote::Settings>(s);
+}
+
+Result<bool> check_probe_locally(const Request& probe) {
+  Result<Resolved> resolved = resolve(probe);
+  return resolved ? Result<bool>(true) : unless_about_num_gpus(resolved.error());
+}
+
+Result<bool> check_probe(const remote::Settings& settings, const Request& probe, bool report) {
+  std::string body;
+  try {
+    body = request_to_json(probe);
+  } catch (const std::exception&) {
+    return check_probe_locally(probe);  // text that is not UTF-8: resolve() names the field
+  }
+  const remote::Outcome outcome = remote::post_estimate(settings, body, check_answer);
+  if (outcome.answer) {
+    if (report) say("trainfit: checked by " + outcome.answer->endpoint);
+    if (outcome.answer->status == 400) return unless_about_num_gpus(*error_from_json(outcome.answer->body));
+    return true;
+  }
+  const std::string down = "trainfit: no endpoint answered: " + remote::describe(outcome.failures) + "; ";
+  if (settings.fallback == remote::Fallback::kRefuse) {
+    return make_error(ErrorCode::kInternal, "endpoint", down.substr(10) + "refused (endpoint_fallback=refuse)");
+  }
+  say(down + "computed locally");
+  return check_probe_locally(probe);
+}
+
+}  // namespace trainfit::spank

@@ -1,0 +1,33 @@
+// The SPANK plugin's endpoint= settings: sbatch/salloc ask `trainfit serve` to check the
+// annotation instead of resolving it here. Never used by job_submit (slurmctld).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "client.h"  // trainfit_remote
+#include "trainfit/error.h"
+#include "trainfit/request.h"
+
+namespace trainfit::spank {
+
+struct EndpointArgs {  // the plugstack.conf words, as written
+  std::string endpoint, connect_timeout_ms, timeout_ms, cacert, fallback;
+  bool given() const { return !endpoint.empty() || !connect_timeout_ms.empty() || !timeout_ms.empty() || !cacert.empty() || !fallback.empty(); }
+};
+
+// Whether KEY=VALUE is one of the endpoint words (stored in args).
+bool take_endpoint_arg(const std::string& key, const std::string& value, EndpointArgs* args);
+
+// The client settings; nullopt without endpoint=. Errors name the word and the value.
+Result<std::optional<remote::Settings>> endpoint_settings(const EndpointArgs& args);
+
+// The annotation's probe checked as resolve() would: through the endpoints, else (all
+// down) locally or refused per endpoint_fallback. Errors are the user's one line.
+// report: say on the terminal which endpoint answered (--llm-check).
+Result<bool> check_probe(const remote::Settings& settings, const Request& probe, bool report);
+
+// The same check, here.
+Result<bool> check_probe_locally(const Request& probe);
+
+}  // namespace trainfit::spank
