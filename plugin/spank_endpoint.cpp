@@ -7,6 +7,7 @@ extern "C" {
 }
 
 #include "trainfit/admission.h"
+#include "trainfit/catalog.h"
 #include "trainfit/config.h"
 #include "trainfit/json.h"
 
@@ -94,6 +95,41 @@ Result<bool> check_probe(const remote::Settings& settings, const Request& probe,
   }
   say(down + "computed locally");
   return check_probe_locally(probe);
+}
+
+Result<Response> ServiceEstimator::predict(const Request& request, double headroom, bool with_min_gpus) const {
+  const GpuSpec* gpu = request.gpu ? gpu_in_catalog(*request.gpu) : nullptr;
+  std::string body;
+  try {
+    if (gpu == nullptr) throw std::invalid_argument("no catalog GPU");  // decide() always names one
+    Request asked = request;
+    asked.gpu_memory_gb = gpu->capacity_bytes * (1.0 - headroom) / kGiB;  // exact: kGiB is 2^30
+    body = request_to_json(asked);
+  } catch (const std::exception&) {  // text that is not UTF-8: resolve() names the field
+    return admission::local_estimator().predict(request, headroom, with_min_gpus);
+  }
+  const remote::Outcome outcome = remote::post_estimate(settings_, body, check_answer);
+  if (outcome.answer) {
+    if (report_) say("trainfit: step checked by " + outcome.answer->endpoint);
+    if (outcome.answer->status == 400) return *error_from_json(outcome.answer->body);
+    return response_from_json(outcome.answer->body);
+  }
+  const std::string down = "trainfit: no endpoint answered: " + remote::describe(outcome.failures);
+  if (settings_.fallback == remote::Fallback::kRefuse) {
+    refusal_ = down + " (endpoint_fallback=refuse)";
+    return make_error(ErrorCode::kInternal, "endpoint", *refusal_);
+  }
+  say(down + "; computed locally");
+  return admission::local_estimator().predict(request, headroom, with_min_gpus);
+}
+
+// The service's advice, read as admission's cheapest_fitting_change chooses: the first
+// change that fits on the GPUs asked for.
+std::optional<Advice> ServiceEstimator::cheapest_change(const Response& response) const {
+  for (const Advice& a : response.advice) {
+    if (a.fits && a.field() != "num_gpus" && a.num_gpus == response.resolved.config.num_gpus) return a;
+  }
+  return std::nullopt;
 }
 
 }  // namespace trainfit::spank

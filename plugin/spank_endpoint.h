@@ -6,6 +6,7 @@
 #include <string>
 
 #include "client.h"  // trainfit_remote
+#include "trainfit/admission.h"
 #include "trainfit/error.h"
 #include "trainfit/request.h"
 
@@ -29,5 +30,22 @@ Result<bool> check_probe(const remote::Settings& settings, const Request& probe,
 
 // The same check, here.
 Result<bool> check_probe_locally(const Request& probe);
+
+// srun steps: the numbers from the service (sent the capacity left after the partition's
+// headroom, which it does not know), the site's policy applied here by admission::decide.
+class ServiceEstimator : public admission::Estimator {
+ public:
+  // report: say on the terminal which endpoint answered (--llm-check).
+  ServiceEstimator(const remote::Settings& settings, bool report) : settings_(settings), report_(report) {}
+  Result<Response> predict(const Request& request, double headroom, bool with_min_gpus) const override;
+  std::optional<Advice> cheapest_change(const Response& response) const override;
+  // Why the step is refused: no endpoint answered under endpoint_fallback=refuse.
+  const std::optional<std::string>& refusal() const { return refusal_; }
+
+ private:
+  const remote::Settings& settings_;
+  const bool report_;
+  mutable std::optional<std::string> refusal_;
+};
 
 }  // namespace trainfit::spank

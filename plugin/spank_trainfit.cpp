@@ -296,7 +296,13 @@ int local_user_init(spank_t sp) {
     say_error("trainfit: " + policy.error().message + "; the step is not checked");
     return 0;  // the site's file is broken: job_submit reports it; do not block steps on it
   }
-  const Decision d = decide(policy.value(), job);
+  std::optional<spank::ServiceEstimator> service;  // endpoint=: the numbers from the service
+  if (g_settings.client) service.emplace(*g_settings.client, job.annotation.check);
+  const Decision d = service ? decide(policy.value(), job, *service) : decide(policy.value(), job);
+  if (service && service->refusal()) {
+    say_error(*service->refusal() + "; step refused");
+    return -1;
+  }
   if (d.verdict == Verdict::kReject) {
     say_error(d.message + "; step refused");
     return -1;

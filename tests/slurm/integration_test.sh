@@ -354,6 +354,28 @@ with_spank badep "endpoint=ftp://x"
 out=$(SLURM_CONF=$dir/slurm-badep.conf sbatch --gpus=h100:8 --wrap true 2>&1); rc=$?
 [[ $rc -ne 0 && $out == *"plugstack.conf: endpoint='ftp://x' is not valid; accepted: one or more http:// or https:// URLs"* ]] \
   && ok "plugstack.conf: a bad endpoint refused, naming it" || fail "bad endpoint" "rc=$rc" "$out"
+# srun steps: the numbers from the service, the partition's policy (headroom) applied by
+# the plugin: the same verdict line as computed in-process. The allocation uses the plain
+# plugstack; only the step's srun reads the endpoint= one.
+step_with() {  # step_with CONF SRUN_ARGS...
+  local conf=$1; shift
+  timeout 120 salloc -n 4 --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 env SLURM_CONF="$conf" srun "$@" 2>&1
+}
+want=$(step_with "$dir/slurm.conf" "${big[@]}" echo step-ran | grep "step refused")
+before=$(svc_posts)
+out=$(step_with "$dir/slurm-ep.conf" "${big[@]}" --llm-check echo step-ran); rc=$?
+[[ $rc -ne 0 && $out != *step-ran* && -n $want && $(grep "step refused" <<<"$out") == "$want" && \
+   $out == *"trainfit: step checked by $svc/edge/training"* && $(svc_posts) -gt $before ]] \
+  && ok "endpoint=: an srun step is judged on the service's numbers, the same refusal as in-process" \
+  || fail "endpoint srun step" "rc=$rc want: $want posts $before -> $(svc_posts)" "$out"
+out=$(step_with "$dir/slurm-ep.conf" --llm-model=llama3-8b --llm-zero=3 echo step-ran); rc=$?
+[[ $rc -eq 0 && $out == *step-ran* ]] && ok "endpoint=: an srun step that fits runs" || fail "endpoint srun fits" "rc=$rc" "$out"
+out=$(step_with "$dir/slurm-down.conf" --llm-model=llama3-8b --llm-zero=3 echo step-ran); rc=$?
+[[ $rc -eq 0 && $out == *step-ran* && $out == *"no endpoint answered"*"; computed locally"* ]] \
+  && ok "endpoint= down: the srun step is checked locally, saying so" || fail "endpoint srun down" "rc=$rc" "$out"
+out=$(step_with "$dir/slurm-refuse.conf" --llm-model=llama3-8b --llm-zero=3 echo step-ran); rc=$?
+[[ $rc -ne 0 && $out != *step-ran* && $out == *"no endpoint answered"*"(endpoint_fallback=refuse); step refused"* ]] \
+  && ok "endpoint= down, endpoint_fallback=refuse: the srun step is refused, saying why" || fail "endpoint srun refuse" "rc=$rc" "$out"
 kill -TERM "$svc_pid" 2>/dev/null
 
 # ---- 6. trainfit.conf as a key = value file, whatever it holds ----

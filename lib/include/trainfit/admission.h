@@ -196,9 +196,25 @@ struct Decision {
   int64_t new_nodes = 0, new_tasks = 0;
 };
 
+// Where a decision's numbers come from. slurmctld always computes in-process (the
+// default); the SPANK plugin's client-side checks may ask a trainfit service instead
+// (endpoint=, docs/slurm.md), with the same policy applied to the answer.
+class Estimator {
+ public:
+  virtual ~Estimator() = default;
+  // The prediction for `request` (gpu and num_gpus set) on GPUs with `headroom` of their
+  // HBM kept free: resolved config, breakdown, and min_gpus_to_fit when with_min_gpus.
+  virtual Result<Response> predict(const Request& request, double headroom, bool with_min_gpus) const = 0;
+  // The cheapest change that fits on the GPUs asked for (a refusal's "or: ...").
+  virtual std::optional<Advice> cheapest_change(const Response& response) const = 0;
+};
+
+// This process's model (resolve, estimate, min_gpus_to_fit, cheapest_fitting_change).
+TRAINFIT_API const Estimator& local_estimator();
+
 // Bounded work per listed partition: one resolve, one estimate, one min-GPU search;
 // advice only when refusing. A job listing several partitions is held to each.
-TRAINFIT_API Decision decide(const Policy& policy, const Job& job);
+TRAINFIT_API Decision decide(const Policy& policy, const Job& job, const Estimator& estimator = local_estimator());
 
 // An update (scontrol update -> job_modify), which carries only the fields it changes.
 struct Update {

@@ -27,6 +27,7 @@ struct Evaluation {
   std::optional<Error> error;
   Reason reason = Reason::kNone;
   Response response;
+  const Estimator* estimator = nullptr;  // where the response came from
   bool no_gpus = false;  // the job asks for none: it cannot run, whatever the prediction
   bool fits() const { return !error && !no_gpus && response.breakdown.fits; }
 };
@@ -60,10 +61,11 @@ Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, 
 }
 
 Evaluation evaluate(const Policy& policy, const std::string& partition, const Job& job, const GpuTotal& gpus,
-                    int64_t num_gpus) {
+                    int64_t num_gpus, const Estimator& estimator) {
   Evaluation e;
   e.partition = partition;
   e.rules = &policy.for_partition(partition);
+  e.estimator = &estimator;
   e.no_gpus = num_gpus == 0;
   Result<std::string> gpu = job_gpu(policy, *e.rules, gpus);
   if (!gpu) {
@@ -76,25 +78,39 @@ Evaluation evaluate(const Policy& policy, const std::string& partition, const Jo
   request.gpu_memory_gb.reset();
   request.num_gpus = std::max<int64_t>(1, num_gpus);
   request.gpus_per_node = e.rules->gpus_per_node;  // the partition's layout, not the annotation's
-  Result<Resolved> resolved = resolve(request);
-  if (!resolved) {
-    e.error = resolved.error();
-    e.reason = resolved.error().field == "num_gpus" ? Reason::kGpuRequest : Reason::kInvalidAnnotation;
-    return e;
-  }
-  resolved->config.capacity_bytes *= 1.0 - e.rules->headroom;  // the fraction of HBM kept free
   // min_gpus_to_fit is what a refusal or a resize needs; an accepted job gets it
   // only when the user asked (--llm-check): the common path stays cheap.
-  Response& r = e.response;
-  r.resolved = std::move(resolved).value();
-  const Config& c = r.resolved.config;
-  r.breakdown = estimate(c);
-  if (!r.breakdown.fits || e.no_gpus || job.annotation.check) r.min_gpus = min_gpus_to_fit(c, r.breakdown);
-  const double batch = static_cast<double>(c.micro_batch) * static_cast<double>(c.num_microbatches) *
-                      static_cast<double>(c.data_parallel());
-  r.global_batch = batch < 9e18 ? static_cast<int64_t>(batch) : INT64_MAX;
+  Result<Response> predicted = estimator.predict(request, e.rules->headroom, job.annotation.check || e.no_gpus);
+  if (!predicted) {
+    e.error = predicted.error();
+    e.reason = predicted.error().field == "num_gpus" ? Reason::kGpuRequest : Reason::kInvalidAnnotation;
+    return e;
+  }
+  e.response = std::move(predicted).value();
   return e;
 }
+
+class LocalEstimator : public Estimator {
+ public:
+  Result<Response> predict(const Request& request, double headroom, bool with_min_gpus) const override {
+    Result<Resolved> resolved = resolve(request);
+    if (!resolved) return resolved.error();
+    resolved->config.capacity_bytes *= 1.0 - headroom;  // the fraction of HBM kept free
+    Response r;
+    r.resolved = std::move(resolved).value();
+    const Config& c = r.resolved.config;
+    r.breakdown = estimate(c);
+    if (!r.breakdown.fits || with_min_gpus) r.min_gpus = min_gpus_to_fit(c, r.breakdown);
+    const double batch = static_cast<double>(c.micro_batch) * static_cast<double>(c.num_microbatches) *
+                         static_cast<double>(c.data_parallel());
+    r.global_batch = batch < 9e18 ? static_cast<int64_t>(batch) : INT64_MAX;
+    return r;
+  }
+
+  std::optional<Advice> cheapest_change(const Response& response) const override {
+    return cheapest_fitting_change(response.resolved.config);
+  }
+};
 
 // Reject, unless every listed partition only warns.
 Verdict refusal(const Policy& policy, const std::vector<std::string>& parts) {
@@ -154,7 +170,7 @@ std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, 
     return "trainfit: " + where(e, partitions) + "the job is annotated for LLM training but requests no GPUs; " +
            "min_gpus_to_fit=" + min_text(r.min_gpus.gpus) + " (add --gpus=" + r.resolved.config.gpu_name + ":N)";
   }
-  return "trainfit: " + where(e, partitions) + oom_body(r, cheapest_fitting_change(r.resolved.config), job.annotation.face) +
+  return "trainfit: " + where(e, partitions) + oom_body(r, e.estimator->cheapest_change(r), job.annotation.face) +
          layout_note(job, *e.rules);
 }
 
@@ -191,7 +207,7 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
   }
   std::vector<Evaluation> after;
   for (const std::string& p : parts) {
-    after.push_back(evaluate(policy, p, job, gpus, plan.granted));
+    after.push_back(evaluate(policy, p, job, gpus, plan.granted, *failing->estimator));
     if (!after.back().fits()) {
       return refuse(oom + "; the resized job (" + std::to_string(plan.granted) + " GPUs) would not fit either");
     }
@@ -265,7 +281,12 @@ std::string oom_message(const Response& r, Face face) {
   return "trainfit: " + oom_body(r, cheapest_in(r.advice, r.resolved.config.num_gpus), face);
 }
 
-Decision decide(const Policy& policy, const Job& job) {
+const Estimator& local_estimator() {
+  static const LocalEstimator local;
+  return local;
+}
+
+Decision decide(const Policy& policy, const Job& job, const Estimator& estimator) {
   const std::vector<std::string> parts = partitions_of(job.partition);
   bool all_exempt = true, requires = false;
   std::string requiring;
@@ -297,7 +318,7 @@ Decision decide(const Policy& policy, const Job& job) {
     return d;
   }
   std::vector<Evaluation> now;
-  for (const std::string& p : parts) now.push_back(evaluate(policy, p, job, gpus.value(), gpus->gpus));
+  for (const std::string& p : parts) now.push_back(evaluate(policy, p, job, gpus.value(), gpus->gpus, estimator));
   for (const Evaluation& e : now) {
     if (!e.error) continue;
     const std::string what = e.reason == Reason::kInvalidAnnotation ? "invalid annotation: "
