@@ -79,6 +79,19 @@ void BM_JsonRoundTrip(benchmark::State& state) {
 }
 BENCHMARK(BM_JsonRoundTrip);
 
+// Exactly what `trainfit serve` computes for the seed's example (its indented JSON).
+void BM_ServeSeedExample(benchmark::State& state) {
+  const std::string body =
+      R"({"model_params_b":8,"num_gpus":8,"gpu_memory_gb":80,"micro_batch":4,"seq_length":4096,"num_layers":32,)"
+      R"("hidden_dim":4096,"precision_bits":16,"zero_stage":3,"grad_ckpt":1})";
+  for (auto _ : state) {
+    Result<Request> request = request_from_json(body);
+    Result<Response> response = respond(request.value());
+    benchmark::DoNotOptimize(response_to_json(response.value(), {"bench", 0.0}, 2));
+  }
+}
+BENCHMARK(BM_ServeSeedExample);
+
 // What job_submit/trainfit decides per annotated job (bench/admission_bench.cpp
 // measures the whole plugin call, audit line included).
 admission::Job admission_job(const char* comment) {

@@ -7,6 +7,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <optional>
+#include <vector>
 
 namespace trainfit::cli {
 
@@ -237,11 +238,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 void ConnectionHub::serve(tcp::socket socket) {
   auto connection = std::make_shared<Connection>(std::move(socket), *this);
+  bool stopping = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     open_.emplace(connection.get(), connection);
-    if (stopping_) connection->stop_when_idle();
+    stopping = stopping_;
   }
+  if (stopping) connection->stop_when_idle();
   connection->start();
 }
 
@@ -251,11 +254,17 @@ std::size_t ConnectionHub::open_count() const {
 }
 
 void ConnectionHub::stop() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  stopping_ = true;
-  for (auto& [pointer, weak] : open_) {
-    if (std::shared_ptr<Connection> connection = weak.lock()) connection->stop_when_idle();
+  // Outside the lock: the last reference to a connection may be dropped here, and its
+  // destructor takes the lock (closed()).
+  std::vector<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    for (auto& [pointer, weak] : open_) {
+      if (std::shared_ptr<Connection> connection = weak.lock()) open.push_back(std::move(connection));
+    }
   }
+  for (const std::shared_ptr<Connection>& connection : open) connection->stop_when_idle();
 }
 
 void ConnectionHub::closed(const Connection* connection) {

@@ -302,6 +302,42 @@ PY
 kill -TERM "$limited_pid" 2>/dev/null
 wait "$limited_pid"
 
+# SIGTERM under keep-alive load on 16 threads: every connection, busy or idle, is closed and
+# the server exits at once (a stop that dropped a connection's last reference under the
+# hub's lock once hung it here).
+timeout -k 5 60 "$bin" serve --listen 127.0.0.1:0 --threads 16 --access-log /dev/null 2>"$tmp/loaded.err" &
+loaded_pid=$!
+for _ in $(seq 100); do
+  loaded_port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/loaded.err")
+  [[ -n $loaded_port ]] && break
+  sleep 0.1
+done
+py - "$loaded_port" "$tmp/loaded.ready" >/dev/null 2>&1 <<'PY' &
+import http.client, sys, threading, time
+def hammer():
+    end = time.time() + 4
+    while time.time() < end:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=2)
+            while time.time() < end:
+                c.request("GET", "/healthz"); c.getresponse().read()
+        except Exception:
+            time.sleep(0.05)
+threads = [threading.Thread(target=hammer) for _ in range(8)]
+[t.start() for t in threads]
+time.sleep(0.5); open(sys.argv[2], "w").close()
+[t.join() for t in threads]
+PY
+load_pid=$!
+for _ in $(seq 50); do [[ -e $tmp/loaded.ready ]] && break; sleep 0.1; done
+start=$(date +%s.%N)
+kill -TERM "$loaded_pid"
+wait "$loaded_pid"; rc=$?
+elapsed=$(py -c "print(f'{$(date +%s.%N) - $start:.1f}')")
+[[ $rc == 0 ]] && py -c "import sys; sys.exit(0 if $elapsed < 3 else 1)" && grep -q '^trainfit: stopped$' "$tmp/loaded.err" \
+  && ok || fail "SIGTERM under keep-alive load: rc $rc after $elapsed s"
+wait "$load_pid"
+
 # Options: a bad --listen is exit 2 with the CLI's words.
 out=$(timeout 10 "$bin" serve --listen nowhere 2>&1); rc=$?
 [[ $rc == 2 && $out == *"listen='nowhere' is not valid; accepted: HOST:PORT"* ]] && ok || fail "bad --listen: rc $rc: $out"
