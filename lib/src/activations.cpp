@@ -170,7 +170,10 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   // torchtune ac_option): the others keep everything.
   const double L = static_cast<double>(p.layers);
   const double checkpointed = c.recompute == Recompute::kNone ? 0.0 : std::floor(L / static_cast<double>(c.recompute_every));
-  a.per_layer = L > 0 ? (checkpointed * layer_bytes(c, c.recompute) + (L - checkpointed) * layer_bytes(c, Recompute::kNone)) / L
+  // Each term only when some layer is of that kind (layer_bytes is the model's costliest call).
+  const double kept_whole = L - checkpointed;
+  a.per_layer = L > 0 ? ((checkpointed > 0 ? checkpointed * layer_bytes(c, c.recompute) : 0.0) +
+                         (kept_whole > 0 ? kept_whole * layer_bytes(c, Recompute::kNone) : 0.0)) / L
                       : layer_bytes(c, c.recompute);
   a.inflight_layers = L * in_flight;
   a.layers = a.per_layer * a.inflight_layers;

@@ -84,7 +84,7 @@ Breakdown estimate(const Config& c) {
   b.host_offload_per_gpu = host;
   b.overheads = model::overheads(c, b.stage.tensor_peak);
   b.per_gpu_total = b.stage.tensor_peak + b.overheads.total();
-  const Overheads reported = model::overheads(c, reported_peak);
+  const Overheads reported = reported_peak == b.stage.tensor_peak ? b.overheads : model::overheads(c, reported_peak);
   b.measures.max_memory_allocated = reported_peak + reported.workspaces;
   b.measures.max_memory_reserved = reported_peak + reported.workspaces + reported.allocator;
   b.measures.nvidia_smi = reported_peak + reported.total();

@@ -24,7 +24,9 @@ class JsonWriter {
   JsonWriter& end_object();
   JsonWriter& begin_array();
   JsonWriter& end_array();
-  JsonWriter& key(std::string_view name);  // the next value is this member's
+  // The next value is this member's. name is one of trainfit's field names: written as
+  // is, nothing escaped (checked in debug builds).
+  JsonWriter& key(std::string_view name);
   JsonWriter& string(std::string_view text);  // UTF-8; throws std::invalid_argument if not
   JsonWriter& integer(int64_t value);
   JsonWriter& number(double value);  // shortest round-trip digits, "1.0", "1e-05"; NaN/inf: null
