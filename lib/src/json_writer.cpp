@@ -158,6 +158,8 @@ JsonWriter::JsonWriter(int indent) : indent_(indent) {
   empty_.reserve(8);
 }
 
+void JsonWriter::grow(size_t bytes) { out_.resize(std::max(2 * out_.size(), bytes)); }
+
 std::string JsonWriter::take() {
   out_.resize(used_);
   used_ = 0;
@@ -238,25 +240,6 @@ void JsonWriter::close(char bracket) {
   put(bracket);
 }
 
-void JsonWriter::separate() {
-  if (after_key_) {
-    after_key_ = false;
-    return;
-  }
-  if (empty_.empty()) return;  // the top-level value
-  if (empty_.back() == 0) put(',');
-  empty_.back() = 0;
-  if (indent_ >= 0) newline();
-}
-
-void JsonWriter::newline() {
-  const size_t spaces = empty_.size() * static_cast<size_t>(indent_);
-  char* at = room(spaces + 1);
-  *at = '\n';
-  std::memset(at + 1, ' ', spaces);
-  used_ += spaces + 1;
-}
-
 void JsonWriter::put_quoted(std::string_view text) {
   put('"');
   char unicode[] = "\\u00xx";
@@ -273,16 +256,6 @@ void JsonWriter::put_quoted(std::string_view text) {
   }
   put(text.substr(run));
   put('"');
-}
-
-char* JsonWriter::room(size_t bytes) {
-  if (used_ + bytes > out_.size()) out_.resize(std::max(2 * out_.size(), used_ + bytes));
-  return out_.data() + used_;
-}
-
-void JsonWriter::put(std::string_view bytes) {
-  std::memcpy(room(bytes.size()), bytes.data(), bytes.size());
-  used_ += bytes.size();
 }
 
 }  // namespace trainfit

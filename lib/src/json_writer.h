@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,37 @@ class JsonWriter {
  private:
   void open(char bracket);
   void close(char bracket);
-  void separate();  // before a value or key: the comma, newline and indentation it needs
-  void newline();
   void put_quoted(std::string_view text);  // escaped, checked UTF-8
-  char* room(size_t bytes);  // where to write the next bytes (at least this many)
-  void put(std::string_view bytes);
+
+  // Inline: called for every value of a response (~1,500), where a call costs as much as the work.
+  // Before a value or key: the comma, newline and indentation it needs.
+  void separate() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (empty_.empty()) return;  // the top-level value
+    if (empty_.back() == 0) put(',');
+    empty_.back() = 0;
+    if (indent_ >= 0) newline();
+  }
+  void newline() {
+    const size_t spaces = empty_.size() * static_cast<size_t>(indent_);
+    char* at = room(spaces + 1);
+    *at = '\n';
+    std::memset(at + 1, ' ', spaces);
+    used_ += spaces + 1;
+  }
+  // Where to write the next bytes (room for at least this many).
+  char* room(size_t bytes) {
+    if (used_ + bytes > out_.size()) grow(used_ + bytes);
+    return out_.data() + used_;
+  }
+  void grow(size_t bytes);
+  void put(std::string_view bytes) {
+    std::memcpy(room(bytes.size()), bytes.data(), bytes.size());
+    used_ += bytes.size();
+  }
   void put(char byte) { *room(1) = byte, ++used_; }
 
   std::string out_;  // written bytes, then spare room

@@ -3,6 +3,7 @@
 // buckets and optimizer-step temporaries.
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "model.h"
 
@@ -191,7 +192,10 @@ Overheads overheads(const Config& c, double tensor_peak) {
   // else :4096:2:16:8 = 8.125 MiB (PyTorch CublasHandlePool.cpp parseChosenWorkspaceSize);
   // Transformer Engine adds its own, 32 MiB on Hopper, 4 MiB before (TE module/base.py
   // get_cublas_workspace_size_bytes).
-  const bool hopper = c.gpu_name == "h100" || c.gpu_name == "h100-pcie" || c.gpu_name == "h200" || c.gpu_name == "gh200";
+  // string_view: lengths compared first (this runs for every point of both profiles).
+  const std::string_view gpu = c.gpu_name;
+  const bool hopper = gpu == std::string_view("h100") || gpu == std::string_view("h100-pcie") ||
+                      gpu == std::string_view("h200") || gpu == std::string_view("gh200");
   o.workspaces = hopper ? 32.0 * 1024 * 1024 : 8.125 * 1024 * 1024;
   if (c.ops == Ops::kFused) o.workspaces += hopper ? 32.0 * 1024 * 1024 : 4.0 * 1024 * 1024;
   // Caching-allocator reserve above the allocated peak (Megatron's x1.05 buffer
