@@ -9,15 +9,15 @@ namespace trainfit::cli {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-Listener::Listener(asio::io_context& io, ConnectionHub& hub, std::size_t max_connections)
-    : io_(io), strand_(asio::make_strand(io)), acceptor_(strand_), retry_(strand_), hub_(hub),
+Listener::Listener(EventLoops& loops, ConnectionHub& hub, std::size_t max_connections)
+    : loops_(loops), strand_(asio::make_strand(loops.first())), acceptor_(strand_), retry_(strand_), hub_(hub),
       max_connections_(max_connections) {
   hub_.on_closed([this] { resume(); });
 }
 
 int Listener::bind(const std::string& host, int port, std::string* error) {
   boost::system::error_code ec;
-  tcp::resolver resolver(io_);
+  tcp::resolver resolver(loops_.first());
   const auto endpoints = resolver.resolve(host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
   if (ec || endpoints.empty()) {
     *error = ec ? ec.message() : "no address";
@@ -46,8 +46,8 @@ void Listener::stop() {
 }
 
 void Listener::accept() {
-  // Each connection on its own strand: its handlers never run at once.
-  acceptor_.async_accept(asio::make_strand(io_), asio::bind_executor(strand_, [this](const boost::system::error_code& ec,
+  // Each connection on one loop (one thread): its handlers never run at once.
+  acceptor_.async_accept(loops_.next(), asio::bind_executor(strand_, [this](const boost::system::error_code& ec,
                                                                                     tcp::socket socket) {
                            on_accept(ec, std::move(socket));
                          }));

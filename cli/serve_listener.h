@@ -9,12 +9,14 @@
 #include <string>
 
 #include "serve_connection.h"
+#include "serve_loops.h"
 
 namespace trainfit::cli {
 
 class Listener {
  public:
-  Listener(boost::asio::io_context& io, ConnectionHub& hub, std::size_t max_connections);
+  // Accepts on loops.first(), and deals connections to the loops in turn.
+  Listener(EventLoops& loops, ConnectionHub& hub, std::size_t max_connections);
 
   // Binds and listens; returns the port (port 0: the one the kernel chose), or -1 with *error.
   int bind(const std::string& host, int port, std::string* error);
@@ -26,7 +28,7 @@ class Listener {
   void on_accept(const boost::system::error_code& ec, boost::asio::ip::tcp::socket socket);
   void resume();  // a connection closed: accept again if paused at the limit
 
-  boost::asio::io_context& io_;
+  EventLoops& loops_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer retry_;

@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -19,6 +18,7 @@
 #include "serve_access_log.h"
 #include "serve_connection.h"
 #include "serve_listener.h"
+#include "serve_loops.h"
 #include "serve_metrics.h"
 #include "serve_routes.h"
 
@@ -151,12 +151,12 @@ int run_serve(int argc, char** argv) {
   if (!log) return fail(error);
   signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error return, not death
 
-  boost::asio::io_context io(static_cast<int>(o.threads));
+  EventLoops loops(o.threads);
   Metrics metrics;
   const Routes routes(o.node_name, o.max_body, o.timeout_s, metrics);
   ConnectionHub hub(routes, metrics, *log,
                     {o.max_body, std::chrono::seconds(o.timeout_s), std::chrono::seconds(o.idle_timeout_s)});
-  Listener listener(io, hub, o.max_connections);
+  Listener listener(loops, hub, o.max_connections);
   const int port = listener.bind(o.host, o.port, &error);
   if (port < 0) return fail("listen='" + o.host + ":" + std::to_string(o.port) + "' cannot be bound: " + error);
   if (!drop_privileges(o.user, &error)) return fail(error);
@@ -165,19 +165,17 @@ int run_serve(int argc, char** argv) {
 
   // SIGTERM/SIGINT: stop accepting, let busy connections answer, close idle ones; run()
   // returns once no connection is left.
-  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  boost::asio::signal_set signals(loops.first(), SIGTERM, SIGINT);
   signals.async_wait([&](const boost::system::error_code& ec, int received) {
     if (ec) return;
     std::cerr << "trainfit: " << (received == SIGTERM ? "SIGTERM" : "SIGINT")
               << ": stopping; finishing the requests in flight\n";
     listener.stop();
     hub.stop();
+    loops.release();
   });
   listener.start();
-  std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < o.threads; ++i) threads.emplace_back([&io] { io.run(); });
-  io.run();
-  for (std::thread& t : threads) t.join();
+  loops.run();
   std::cerr << "trainfit: stopped\n";
   return 0;
 }
