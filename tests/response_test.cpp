@@ -38,6 +38,33 @@ TEST(ResponseJson, HasExactlyTheSeedFieldsFirst) {
   EXPECT_EQ(j["zero_stage"], 3);
 }
 
+// response_to_json writes directly (JsonWriter), promising nlohmann's exact bytes (number
+// format, escapes, layout): nlohmann, parsing and dumping it again, is the oracle.
+TEST(ResponseJson, BytesAreNlohmannsForVariedResponses) {
+  const char* specs[] = {
+      "model=llama3-8b",
+      "model=llama3-70b,num_gpus=64,seq_length=8192,tensor_parallel=8,sequence_parallel=true,sharding=fsdp-full",
+      "model=llama3-405b,num_gpus=16,seq_length=131072,recompute=full,zero_stage=3",  // out of memory, advice
+      "model=mixtral-8x7b,num_gpus=32,expert_parallel=8,zero_stage=1,micro_batch=2",
+      "model=llama3-70b,num_gpus=64,pipeline_parallel=4,virtual_pipeline=2,tensor_parallel=4,num_microbatches=16",
+      "model_params_b=8,num_gpus=8,gpu_memory_gb=80,micro_batch=4,seq_length=4096,num_layers=32,hidden_dim=4096,"
+      "precision_bits=16,zero_stage=3,grad_ckpt=1",
+      "model=llama3-8b,framework=torchtitan,recompute=op,compile=true",
+      "model=llama3-8b,adapter=qlora,lora_rank=64,num_gpus=1,gpu=a100-40gb",
+      "model_params_b=0.125,num_layers=12,hidden_dim=768,num_gpus=3,gpu_memory_gb=7.3,seq_length=300",
+  };
+  for (const char* spec : specs) {
+    Request request;
+    ASSERT_TRUE(apply_key_values(request, spec).ok()) << spec;
+    Result<Response> r = respond(request);
+    ASSERT_TRUE(r.ok()) << spec << ": " << r.error().message;
+    for (const int indent : {-1, 2}) {
+      const std::string written = response_to_json(r.value(), {"node \"q\" \u00e9", 12.34567}, indent);
+      EXPECT_EQ(written, nlohmann::ordered_json::parse(written).dump(indent)) << spec << " indent " << indent;
+    }
+  }
+}
+
 TEST(ResponseJson, FiguresAreConsistent) {
   const Response r = response_of("model=llama3-8b,num_gpus=8,zero_stage=3,seq_length=8192");
   const json j = json::parse(response_to_json(r, {}));
