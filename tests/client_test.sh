@@ -32,11 +32,8 @@ done
 live=http://127.0.0.1:$port
 answered="answered by $live/edge/training (serving_node node-a)"
 
-cat >"$tmp/seed.json" <<'JSON'
-{"model_params_b":8,"num_gpus":8,"gpu_memory_gb":80,"micro_batch":4,
- "seq_length":4096,"num_layers":32,"hidden_dim":4096,
- "precision_bits":16,"zero_stage":3,"grad_ckpt":1}
-JSON
+# The seed's example request (../shared/seed/), as committed in tests/fixtures.
+cp "$(dirname "$0")/fixtures/seed_request.json" "$tmp/seed.json"
 
 # run NAME ARGS...: stdout, stderr and exit code in $tmp/NAME.{out,err,rc}.
 run() {

@@ -58,11 +58,8 @@ sys.exit(0 if want in open(sys.argv[2]).read() else 1)
 PY
 done
 
-cat >"$tmp/seed.json" <<'JSON'
-{"model_params_b":8,"num_gpus":8,"gpu_memory_gb":80,"micro_batch":4,
- "seq_length":4096,"num_layers":32,"hidden_dim":4096,
- "precision_bits":16,"zero_stage":3,"grad_ckpt":1}
-JSON
+# The seed's example request (../shared/seed/), as committed in tests/fixtures.
+cp "$(dirname "$0")/fixtures/seed_request.json" "$tmp/seed.json"
 "$bin" estimate --request "$tmp/seed.json" --format json >"$tmp/cli.json" 2>/dev/null
 
 # start_replica NAME: a replica on a free port; sets ${NAME}_port and ${NAME}_pid (trainfit's own

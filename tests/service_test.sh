@@ -14,17 +14,27 @@ fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 ok() { pass=$((pass + 1)); }
 py() { timeout 30 /usr/bin/python3 "$@"; }
 
-# Starts the server on a free port (--listen :0 prints the port it got) and sets $base.
-start_server() {
-  timeout -k 5 100 "$bin" serve --listen 127.0.0.1:0 --node-name test-node --threads 4 --timeout 3 --idle-timeout 2 \
-    --access-log "$tmp/access.log" 2>"$tmp/server.err" &
-  server_pid=$!
+# launch NAME SECONDS ARGS...: `trainfit serve ARGS` on a free loopback port (--listen :0
+# prints the port it got), killed after SECONDS; sets $launched_pid and $launched_port.
+launch() {
+  local name=$1 seconds=$2
+  shift 2
+  timeout -k 5 "$seconds" "$bin" serve --listen 127.0.0.1:0 "$@" 2>"$tmp/$name.err" &
+  launched_pid=$!
+  launched_port=
   for _ in $(seq 100); do
-    port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/server.err")
-    [[ -n $port ]] && break
+    launched_port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/$name.err")
+    [[ -n $launched_port ]] && break
     sleep 0.1
   done
-  if [[ -z $port ]]; then echo "FAIL server did not start:"; cat "$tmp/server.err"; exit 1; fi
+  if [[ -z $launched_port ]]; then echo "FAIL server $name did not start:"; cat "$tmp/$name.err"; exit 1; fi
+}
+
+# The server most checks use; sets $base.
+start_server() {
+  launch server 100 --node-name test-node --threads 4 --timeout 3 --idle-timeout 2 --access-log "$tmp/access.log"
+  server_pid=$launched_pid
+  port=$launched_port
   base=http://127.0.0.1:$port
 }
 
@@ -45,11 +55,8 @@ json_get() { py -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" 
 start_server
 
 # The seed's example request, on the endpoint and every alias.
-cat >"$tmp/seed.json" <<'JSON'
-{"model_params_b":8,"num_gpus":8,"gpu_memory_gb":80,"micro_batch":4,
- "seq_length":4096,"num_layers":32,"hidden_dim":4096,
- "precision_bits":16,"zero_stage":3,"grad_ckpt":1}
-JSON
+# The seed's example request (../shared/seed/), as committed in tests/fixtures.
+cp "$(dirname "$0")/fixtures/seed_request.json" "$tmp/seed.json"
 "$bin" estimate --request "$tmp/seed.json" --format json >"$tmp/cli.json" 2>/dev/null
 grep -vE '^  "(serving_node|compute_ms)":' "$tmp/cli.json" >"$tmp/cli.cmp"
 seed_fields="model_states_unsharded_gb model_states_per_gpu_gb activations_per_gpu_gb per_gpu_total_gb gpu_capacity_gb
@@ -273,14 +280,8 @@ grep -q '^trainfit: stopped$' "$tmp/server.err" && ok || fail "no 'stopped' line
 
 # --max-connections 2: a third client waits in the listen backlog until one of two idle
 # connections closes, then is answered.
-timeout -k 5 30 "$bin" serve --listen 127.0.0.1:0 --max-connections 2 --idle-timeout 10 --access-log /dev/null \
-  2>"$tmp/limited.err" &
-limited_pid=$!
-for _ in $(seq 100); do
-  limited_port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/limited.err")
-  [[ -n $limited_port ]] && break
-  sleep 0.1
-done
+launch limited 30 --max-connections 2 --idle-timeout 10 --access-log /dev/null
+limited_pid=$launched_pid limited_port=$launched_port
 py - "$limited_port" >"$tmp/limited.out" 2>&1 <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
@@ -305,13 +306,8 @@ wait "$limited_pid"
 # SIGTERM under keep-alive load on 16 threads: every connection, busy or idle, is closed and
 # the server exits at once (a stop that dropped a connection's last reference under the
 # hub's lock once hung it here).
-timeout -k 5 60 "$bin" serve --listen 127.0.0.1:0 --threads 16 --access-log /dev/null 2>"$tmp/loaded.err" &
-loaded_pid=$!
-for _ in $(seq 100); do
-  loaded_port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/loaded.err")
-  [[ -n $loaded_port ]] && break
-  sleep 0.1
-done
+launch loaded 60 --threads 16 --access-log /dev/null
+loaded_pid=$launched_pid loaded_port=$launched_port
 py - "$loaded_port" "$tmp/loaded.ready" >/dev/null 2>&1 <<'PY' &
 import http.client, sys, threading, time
 def hammer():
