@@ -33,7 +33,8 @@ class ConnectionHub {
   ConnectionHub(const Routes& routes, Metrics& metrics, AccessLog& log, ConnectionLimits limits)
       : routes_(routes), metrics_(metrics), log_(log), limits_(limits) {}
 
-  // Serves the socket until either side closes it; the socket's executor should be a strand.
+  // Serves the socket until either side closes it; the socket's executor must be run by one
+  // thread at a time (an EventLoops loop), since its handlers take no lock.
   void serve(boost::asio::ip::tcp::socket socket);
   std::size_t open_count() const;
   // Idle connections close now, busy ones after their current response; none start.
