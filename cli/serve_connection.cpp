@@ -79,11 +79,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Our own timer, not beast::tcp_stream's expiry, which closes the socket: a request cut
   // off by its deadline is still answered (408).
+  // A wait that had already expired when re-armed still completes without error: the
+  // generation tells a current deadline from a stale one.
   void arm_timer(Clock::time_point deadline) {
     timed_out_ = false;
     timer_.expires_at(deadline);
-    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (ec) return;  // re-armed or cancelled
+    timer_.async_wait([self = shared_from_this(), generation = ++timer_generation_](beast::error_code ec) {
+      if (ec || generation != self->timer_generation_) return;  // re-armed or cancelled
       self->timed_out_ = true;
       beast::error_code ignored;
       self->socket_.cancel(ignored);
@@ -233,6 +235,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool writing_ = false;
   bool continue_sent_ = false;
   bool timed_out_ = false;  // the timer cancelled the pending operation
+  std::uint64_t timer_generation_ = 0;
   bool stopping_ = false;
 };
 
