@@ -73,15 +73,12 @@ Result<std::optional<remote::Settings>> client_settings(const po::variables_map&
   auto endpoints = remote::parse_endpoints(vm["endpoint"].as<std::string>(), "endpoint");
   if (!endpoints) return endpoints.error();
   s.endpoints = endpoints.value();
-  if (vm.count("connect-timeout-ms")) {
-    auto ms = remote::parse_timeout_ms(vm["connect-timeout-ms"].as<std::string>(), "connect-timeout-ms");
+  for (auto [option, slot] : {std::make_pair("connect-timeout-ms", &s.connect_timeout_ms),
+                              std::make_pair("timeout-ms", &s.timeout_ms)}) {
+    if (!vm.count(option)) continue;
+    Result<long> ms = remote::parse_timeout_ms(vm[option].as<std::string>(), option);
     if (!ms) return ms.error();
-    s.connect_timeout_ms = ms.value();
-  }
-  if (vm.count("timeout-ms")) {
-    auto ms = remote::parse_timeout_ms(vm["timeout-ms"].as<std::string>(), "timeout-ms");
-    if (!ms) return ms.error();
-    s.timeout_ms = ms.value();
+    *slot = ms.value();
   }
   if (vm.count("cacert")) {
     auto path = readable_file(vm["cacert"].as<std::string>());

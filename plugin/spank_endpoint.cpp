@@ -123,13 +123,9 @@ Result<Response> ServiceEstimator::predict(const Request& request, double headro
   return admission::local_estimator().predict(request, headroom, with_min_gpus);
 }
 
-// The service's advice, read as admission's cheapest_fitting_change chooses: the first
-// change that fits on the GPUs asked for.
+// From the service's advice: the first change that fits on the GPUs asked for.
 std::optional<Advice> ServiceEstimator::cheapest_change(const Response& response) const {
-  for (const Advice& a : response.advice) {
-    if (a.fits && a.field() != "num_gpus" && a.num_gpus == response.resolved.config.num_gpus) return a;
-  }
-  return std::nullopt;
+  return admission::cheapest_in(response.advice, response.resolved.config.num_gpus);
 }
 
 }  // namespace trainfit::spank

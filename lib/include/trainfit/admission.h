@@ -209,6 +209,9 @@ class Estimator {
   virtual std::optional<Advice> cheapest_change(const Response& response) const = 0;
 };
 
+// The cheapest change that fits on the GPUs asked for, from full advice (a response's).
+TRAINFIT_API std::optional<Advice> cheapest_in(const std::vector<Advice>& advice, int64_t gpus);
+
 // This process's model (resolve, estimate, min_gpus_to_fit, cheapest_fitting_change).
 TRAINFIT_API const Estimator& local_estimator();
 

@@ -155,14 +155,6 @@ std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, F
   return line;
 }
 
-// The cheapest change that fits on the GPUs asked for, from full advice.
-std::optional<Advice> cheapest_in(const std::vector<Advice>& advice, int64_t gpus) {
-  for (const Advice& a : advice) {
-    if (a.fits && a.field() != "num_gpus" && a.num_gpus == gpus) return a;
-  }
-  return std::nullopt;
-}
-
 // The refusal text for the partition where the job does not fit, with advice.
 std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, size_t partitions) {
   const Response& r = e.response;
@@ -279,6 +271,13 @@ std::string spell_changes(const std::vector<Change>& changes, Face face) {
 
 std::string oom_message(const Response& r, Face face) {
   return "trainfit: " + oom_body(r, cheapest_in(r.advice, r.resolved.config.num_gpus), face);
+}
+
+std::optional<Advice> cheapest_in(const std::vector<Advice>& advice, int64_t gpus) {
+  for (const Advice& a : advice) {
+    if (a.fits && a.field() != "num_gpus" && a.num_gpus == gpus) return a;
+  }
+  return std::nullopt;
 }
 
 const Estimator& local_estimator() {
