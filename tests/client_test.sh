@@ -42,6 +42,10 @@ run() {
   timeout 30 "$bin" estimate "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
   echo $? >"$tmp/$name.rc"
 }
+# Timeouts for runs that expect an answer or a certificate failure, not a timeout: the
+# sanitizer build shares two cores with other tests, and a TLS handshake can pass the
+# 500 ms connect default there.
+roomy=(--connect-timeout-ms 10000 --timeout-ms 20000)
 # Output without what only a remote answer has: the answering line, serving_node, compute_ms.
 comparable() { grep -vE '^answered by |^  "(serving_node|compute_ms)":' "$1"; }
 
@@ -52,7 +56,7 @@ same_as_local() {
   run "$name.local" "$@"
   local before
   before=$(posts)
-  run "$name" "$@" --endpoint "$live"
+  run "$name" "$@" --endpoint "$live" "${roomy[@]}"
   [[ $(posts) == $((before + 1)) ]] && ok || fail "$name: the service got no POST (access log: $before -> $(posts))"
   diff <(comparable "$tmp/$name.local.out") <(comparable "$tmp/$name.out") >"$tmp/$name.diff" && ok ||
     { fail "$name: output differs from the local run:"; head -20 "$tmp/$name.diff"; }
@@ -73,7 +77,7 @@ check 'grep -q "\"serving_node\": \"node-a\"" $tmp/seed_json.out' "json: serving
 
 # 2. An error answered by the service: the local line and exit code.
 run bad.local --model llama3-8b --gpus 8 --tp 3
-run bad --model llama3-8b --gpus 8 --tp 3 --endpoint "$live"
+run bad --model llama3-8b --gpus 8 --tp 3 --endpoint "$live" "${roomy[@]}"
 check '[[ $(cat $tmp/bad.rc) == 2 && $(cat $tmp/bad.local.rc) == 2 ]]' "error: exit codes $(cat "$tmp/bad.rc") / $(cat "$tmp/bad.local.rc")"
 check 'diff -q $tmp/bad.err $tmp/bad.local.err >/dev/null' "error: '$(cat "$tmp/bad.err")' vs local '$(cat "$tmp/bad.local.err")'"
 check 'grep -q "\"status\":400" $tmp/access.log' "error: the service logged no 400"
@@ -104,7 +108,7 @@ py "$tmp/holes.py" >"$tmp/holes.ports" &
 pids+=($!)
 for _ in $(seq 50); do [[ -s $tmp/holes.ports ]] && break; sleep 0.1; done
 read -r blackhole mute <"$tmp/holes.ports"
-run failover_closed "${oom[@]}" --endpoint "http://127.0.0.1:$closed,$live"
+run failover_closed "${oom[@]}" --endpoint "http://127.0.0.1:$closed,$live" "${roomy[@]}"
 check 'grep -qF "$answered after http://127.0.0.1:$closed/edge/training (connection failed" $tmp/failover_closed.err' \
   "closed port: $(cat "$tmp/failover_closed.err")"
 check 'diff -q <(comparable $tmp/failover_closed.out) <(comparable $tmp/oom_table.local.out) >/dev/null' "closed port: output differs"
@@ -181,14 +185,14 @@ timeout -k 5 200 haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do py -c "import socket,sys; socket.create_connection(('127.0.0.1',$tls_port),0.2)" 2>/dev/null && break; sleep 0.1; done
 tls=https://127.0.0.1:$tls_port
-run tls_ok "${oom[@]}" --format json --endpoint "$tls" --cacert "$tmp/ca.pem"
+run tls_ok "${oom[@]}" --format json --endpoint "$tls" --cacert "$tmp/ca.pem" "${roomy[@]}"
 check 'grep -qxF "trainfit: answered by $tls/edge/training (serving_node node-a)" $tmp/tls_ok.err' "tls: $(cat "$tmp/tls_ok.err"; head -3 "$tmp/haproxy.log")"
 check 'diff -q <(comparable $tmp/tls_ok.out) <(comparable $tmp/oom_json.local.out) >/dev/null' "tls: output differs"
-run tls_unverified "${oom[@]}" --endpoint "$tls"
+run tls_unverified "${oom[@]}" --endpoint "$tls" "${roomy[@]}"
 check 'grep -q "^trainfit: no endpoint answered: $tls/edge/training (certificate not verified: .*); computed locally$" $tmp/tls_unverified.err' \
   "tls without --cacert: $(cat "$tmp/tls_unverified.err")"
 check 'diff -q $tmp/tls_unverified.out $tmp/oom_table.local.out >/dev/null' "tls without --cacert: not the local output"
-run tls_refuse "${oom[@]}" --endpoint "$tls" --endpoint-fallback refuse
+run tls_refuse "${oom[@]}" --endpoint "$tls" --endpoint-fallback refuse "${roomy[@]}"
 check '[[ $(cat $tmp/tls_refuse.rc) == 3 ]] && grep -q "certificate not verified.*refused" $tmp/tls_refuse.err' "tls refuse: $(cat "$tmp/tls_refuse.err")"
 
 # 7. Bad values: one line each, naming the option, the value and what is accepted.
