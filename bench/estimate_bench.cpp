@@ -79,11 +79,14 @@ void BM_JsonRoundTrip(benchmark::State& state) {
 }
 BENCHMARK(BM_JsonRoundTrip);
 
+// The seed's example request (tests/fixtures/seed_request.json).
+const char* const kSeedBody =
+    R"({"model_params_b":8,"num_gpus":8,"gpu_memory_gb":80,"micro_batch":4,"seq_length":4096,"num_layers":32,)"
+    R"("hidden_dim":4096,"precision_bits":16,"zero_stage":3,"grad_ckpt":1})";
+
 // Exactly what `trainfit serve` computes for the seed's example (its indented JSON).
 void BM_ServeSeedExample(benchmark::State& state) {
-  const std::string body =
-      R"({"model_params_b":8,"num_gpus":8,"gpu_memory_gb":80,"micro_batch":4,"seq_length":4096,"num_layers":32,)"
-      R"("hidden_dim":4096,"precision_bits":16,"zero_stage":3,"grad_ckpt":1})";
+  const std::string body = kSeedBody;
   for (auto _ : state) {
     Result<Request> request = request_from_json(body);
     Result<Response> response = respond(request.value());
@@ -91,6 +94,26 @@ void BM_ServeSeedExample(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ServeSeedExample);
+
+// BM_ServeSeedExample's three parts, to see where a request's time goes.
+
+void BM_SeedParse(benchmark::State& state) {
+  const std::string body = kSeedBody;
+  for (auto _ : state) benchmark::DoNotOptimize(request_from_json(body));
+}
+BENCHMARK(BM_SeedParse);
+
+void BM_SeedRespond(benchmark::State& state) {
+  const Request request = request_from_json(kSeedBody).value();
+  for (auto _ : state) benchmark::DoNotOptimize(respond(request));
+}
+BENCHMARK(BM_SeedRespond);
+
+void BM_SeedToJsonIndented(benchmark::State& state) {
+  const Response response = respond(request_from_json(kSeedBody).value()).value();
+  for (auto _ : state) benchmark::DoNotOptimize(response_to_json(response, {"bench", 0.0}, 2));
+}
+BENCHMARK(BM_SeedToJsonIndented);
 
 // What job_submit/trainfit decides per annotated job (bench/admission_bench.cpp
 // measures the whole plugin call, audit line included).

@@ -179,5 +179,43 @@ TEST(Sweeps, FortyEightIncreasingPoints) {
   EXPECT_NEAR(ratio(47), ratio(40), 0.05);
 }
 
+// The sweeps share what does not change along their axis (model.h SharedParts); each
+// point must still equal a standalone estimate of the config at that point.
+TEST(Sweeps, EveryPointEqualsItsOwnEstimate) {
+  const char* specs[] = {
+      "model=llama3-70b,num_gpus=8,tensor_parallel=2,zero_stage=3,seq_length=8192",
+      "model=llama3-70b,num_gpus=64,tensor_parallel=4,pipeline_parallel=4,virtual_pipeline=2,num_microbatches=8,"
+      "sequence_parallel=true,seq_length=4096,recompute=selective",
+      "model=llama3-8b,num_gpus=16,pipeline_parallel=2,num_microbatches=4,zero_stage=1,report_stage=first",
+      "model=mixtral-8x7b,num_gpus=64,tensor_parallel=2,expert_parallel=8,zero_stage=1,seq_length=4096",
+      "model=llama3-8b,num_gpus=4,adapter=qlora,lora_rank=16,lora_dropout=0.05,seq_length=2048",
+      "model=llama3-8b,num_gpus=8,context_parallel=2,sharding=fsdp-hybrid,gpus_per_node=4,recompute=full",
+      "model=llama3-8b,num_gpus=8,framework=torchtitan,recompute=selective,recompute_every=2,offload_optimizer=true",
+      "model_params_b=8,num_gpus=8,gpu_memory_gb=80,micro_batch=4,seq_length=4096,num_layers=32,hidden_dim=4096,"
+      "precision_bits=16,zero_stage=3,grad_ckpt=1",
+  };
+  for (const char* spec : specs) {
+    SCOPED_TRACE(spec);
+    const Config c = testing::config_of(spec);
+    for (const GpuPoint& point : sweep_gpus(c)) {
+      Config x = c;
+      x.num_gpus = point.num_gpus;
+      const Breakdown b = estimate(x);
+      EXPECT_EQ(point.per_gpu_gb, b.per_gpu_total / kGiB) << point.num_gpus;
+      EXPECT_EQ(point.model_state_gb, b.stage.states.total() / kGiB) << point.num_gpus;
+      EXPECT_EQ(point.activation_gb, b.stage.activations.total() / kGiB) << point.num_gpus;
+      EXPECT_EQ(point.fits, b.fits) << point.num_gpus;
+    }
+    for (const SeqPoint& point : sweep_seq(c)) {
+      Config x = c;
+      x.seq_length = point.seq_length;
+      const Breakdown b = estimate(x);
+      EXPECT_EQ(point.per_gpu_gb, b.per_gpu_total / kGiB) << point.seq_length;
+      EXPECT_EQ(point.activation_gb, b.stage.activations.total() / kGiB) << point.seq_length;
+      EXPECT_EQ(point.fits, b.fits) << point.seq_length;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trainfit

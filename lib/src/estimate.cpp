@@ -8,12 +8,12 @@
 namespace trainfit {
 namespace {
 
-StageMemory stage_memory(const Config& c, bool first, bool last, double* host) {
-  const model::StageParams p = model::stage_params(c, first, last);
+StageMemory stage_memory(const Config& c, const model::StageParams& p, const Activations* saved_activations,
+                         double* host) {
   StageMemory s;
   s.params = p.dense + p.experts;
   s.states = model::gpu_states(c, p, host);
-  s.activations = model::stage_activations(c, p);
+  s.activations = saved_activations != nullptr ? *saved_activations : model::stage_activations(c, p);
   s.transients = model::stage_transients(c, p);
   const Transients& x = s.transients;
   // Gradients that appear during backward (set_to_none) are not there in forward.
@@ -43,20 +43,38 @@ StageMemory stage_memory(const Config& c, bool first, bool last, double* host) {
 
 }  // namespace
 
-Breakdown estimate(const Config& c) {
-  Breakdown b;
-  b.params = count_parameters(c.geo);
-  if (c.geo.params_override > 0) b.params.total = c.geo.params_override;
-  const model::StateBytes per_param = model::state_bytes(c);
-  b.bytes_per_param = per_param.total();
-  b.model_states_unsharded = b.bytes_per_param * b.params.total;
+namespace model {
+
+SharedParts shared_parts(const Config& c, bool with_activations) {
+  SharedParts parts;
+  parts.params = count_parameters(c.geo);
+  if (c.geo.params_override > 0) parts.params.total = c.geo.params_override;
   if (c.adapter != Adapter::kNone) {  // a frozen base: the whole model's states on one device, one rank
     Config whole = c;
     whole.tp = whole.pp = whole.cp = whole.ep = 1;
     whole.num_gpus = 1;
     whole.zero_stage = 0;
     whole.sharding = Sharding::kZero;
-    b.model_states_unsharded = model::adapter_states(whole, model::stage_params(whole, true, true)).total();
+    parts.adapter_states_unsharded = adapter_states(whole, stage_params(whole, true, true)).total();
+  }
+  parts.first = stage_params(c, true, c.pp == 1);
+  if (c.pp > 1) parts.last = stage_params(c, false, true);
+  parts.has_activations = with_activations;
+  if (with_activations) {
+    parts.first_activations = stage_activations(c, parts.first);
+    if (c.pp > 1) parts.last_activations = stage_activations(c, parts.last);
+  }
+  return parts;
+}
+
+Breakdown estimate_with(const Config& c, const SharedParts& parts) {
+  Breakdown b;
+  b.params = parts.params;
+  const model::StateBytes per_param = model::state_bytes(c);
+  b.bytes_per_param = per_param.total();
+  b.model_states_unsharded = b.bytes_per_param * b.params.total;
+  if (c.adapter != Adapter::kNone) {
+    b.model_states_unsharded = parts.adapter_states_unsharded;
     b.bytes_per_param = b.model_states_unsharded / std::max(1.0, b.params.total);
   }
   b.shard_group = model::dense_shard_group(c);
@@ -64,14 +82,17 @@ Breakdown estimate(const Config& c) {
 
   double host = 0;
   double reported_peak = 0;  // the tensor peak of the stage `measures` describe
+  const bool shared_activations = parts.has_activations;
   if (c.pp == 1) {
-    b.stage = stage_memory(c, true, true, &host);
+    b.stage = stage_memory(c, parts.first, shared_activations ? &parts.first_activations : nullptr, &host);
     b.critical_stage = "only";
     reported_peak = b.stage.tensor_peak;
   } else {
     double host_last = 0;
-    const StageMemory first = stage_memory(c, true, false, &host);
-    const StageMemory last = stage_memory(c, false, true, &host_last);
+    const StageMemory first =
+        stage_memory(c, parts.first, shared_activations ? &parts.first_activations : nullptr, &host);
+    const StageMemory last =
+        stage_memory(c, parts.last, shared_activations ? &parts.last_activations : nullptr, &host_last);
     const bool last_wins = last.tensor_peak > first.tensor_peak;
     b.stage = last_wins ? last : first;
     b.critical_stage = last_wins ? "last" : "first";
@@ -91,5 +112,9 @@ Breakdown estimate(const Config& c) {
   b.fits = b.per_gpu_total <= b.capacity;
   return b;
 }
+
+}  // namespace model
+
+Breakdown estimate(const Config& c) { return model::estimate_with(c, model::shared_parts(c, true)); }
 
 }  // namespace trainfit

@@ -38,9 +38,9 @@ class ValidCounts {
   int64_t in_node_ = 0, node_step_ = 0, first_node_multiple_ = 0, size_ = 0;
 };
 
-bool fits_at(Config c, int64_t gpus) {
+bool fits_at(Config c, const model::SharedParts& parts, int64_t gpus) {
   c.num_gpus = gpus;
-  return estimate(c).fits;
+  return model::estimate_with(c, parts).fits;
 }
 
 std::string why_none(const Breakdown& widest, int64_t gpus) {
@@ -78,9 +78,10 @@ MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain) {
     return out;
   }
   // The widest job first: if even it does not fit, no count does.
+  const SharedParts parts = shared_parts(c, true);  // only num_gpus varies below
   Config widest = c;
   widest.num_gpus = counts.at(counts.size());
-  const Breakdown floor = estimate(widest);
+  const Breakdown floor = estimate_with(widest, parts);
   if (!floor.fits) {
     if (explain) out.reason = why_none(floor, widest.num_gpus);
     return out;
@@ -91,19 +92,19 @@ MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain) {
   // grows: gallop to bracket the answer, then bisect.
   const int64_t last = counts.size();
   for (int64_t i = 1; i <= std::min<int64_t>(3, last); ++i) {
-    if (fits_at(c, counts.at(i))) {
+    if (fits_at(c, parts, counts.at(i))) {
       out.gpus = counts.at(i);
       return out;
     }
   }
   int64_t below = 3, probe = std::min<int64_t>(4, last);
-  while (!fits_at(c, counts.at(probe))) {
+  while (!fits_at(c, parts, counts.at(probe))) {
     below = probe;
     probe = std::min(last, probe * 2);
   }
   while (probe - below > 1) {
     const int64_t mid = below + (probe - below) / 2;
-    if (fits_at(c, counts.at(mid))) probe = mid; else below = mid;
+    if (fits_at(c, parts, counts.at(mid))) probe = mid; else below = mid;
   }
   out.gpus = counts.at(probe);
   return out;

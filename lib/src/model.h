@@ -41,6 +41,21 @@ bool grads_persist(const Config& c);
 // min_gpus_to_fit without building the reason text when none is found (for advice).
 MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain);
 
+// What an estimate computes that does not change with num_gpus or seq_length (the two
+// axes the profiles sweep): the parameter count, each stage's parameters and, when
+// only num_gpus varies, each stage's saved activations (estimate.cpp).
+struct SharedParts {
+  ParamCounts params;
+  double adapter_states_unsharded = 0;  // LoRA/QLoRA: the frozen base's states on one device
+  StageParams first, last;              // pp == 1: `first` is the only stage
+  bool has_activations = false;
+  Activations first_activations, last_activations;
+};
+SharedParts shared_parts(const Config& c, bool with_activations);
+// estimate(c) from parts computed for a config equal to c but for num_gpus (and, without
+// activations, seq_length).
+Breakdown estimate_with(const Config& c, const SharedParts& parts);
+
 // LoRA / QLoRA (adapters.cpp).
 // Bytes per parameter of a 4-bit NF4 weight: 4-bit codes, one 8-bit absmax per 64
 // weights, one fp32 factor per 256 absmax (double quantization): 4.127 bits.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "model.h"
 #include "trainfit/estimate.h"
 
 namespace trainfit {
@@ -30,10 +31,11 @@ std::vector<GpuPoint> sweep_gpus(const Config& c, int points) {
   const int64_t hi = std::max<int64_t>({1024, 8 * c.num_gpus, unit * points});
   std::vector<GpuPoint> out;
   out.reserve(static_cast<size_t>(points));
+  const model::SharedParts parts = model::shared_parts(c, true);  // only num_gpus varies
   Config x = c;
   for (int64_t gpus : log_steps(unit, hi, unit, points)) {
     x.num_gpus = gpus;
-    const Breakdown b = estimate(x);
+    const Breakdown b = model::estimate_with(x, parts);
     out.push_back({gpus, b.per_gpu_total / kGiB, b.stage.states.total() / kGiB, b.stage.activations.total() / kGiB,
                    b.fits});
   }
@@ -47,10 +49,11 @@ std::vector<SeqPoint> sweep_seq(const Config& c, int points) {
   const int64_t hi = std::max<int64_t>({131072, 4 * c.seq_length, lo * points});
   std::vector<SeqPoint> out;
   out.reserve(static_cast<size_t>(points));
+  const model::SharedParts parts = model::shared_parts(c, false);  // activations change with seq
   Config x = c;
   for (int64_t seq : log_steps(lo, hi, step, points)) {
     x.seq_length = seq;
-    const Breakdown b = estimate(x);
+    const Breakdown b = model::estimate_with(x, parts);
     out.push_back({seq, b.per_gpu_total / kGiB, b.stage.activations.total() / kGiB, b.fits});
   }
   return out;
