@@ -93,9 +93,11 @@ bool grads_persist(const Config& c) {
 
 ModelStates gpu_states(const Config& c, const StageParams& p, double* host) {
   const StateBytes b = state_bytes(c);
+  const auto dense_group = static_cast<double>(dense_shard_group(c));
+  const auto expert_group = static_cast<double>(expert_shard_group(c));
   auto shard = [&](double per_param, bool sharded) {
-    const double dense = sharded ? p.dense / static_cast<double>(dense_shard_group(c)) : p.dense;
-    const double experts = sharded ? p.experts / static_cast<double>(expert_shard_group(c)) : p.experts;
+    const double dense = sharded ? p.dense / dense_group : p.dense;
+    const double experts = sharded ? p.experts / expert_group : p.experts;
     return per_param * (dense + experts);
   };
   // ZeRO (arXiv 1910.02054 section 5): stage 1 shards optimizer states (with the master),
