@@ -1,8 +1,12 @@
 #include "serve_access_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -38,17 +42,17 @@ bool plain(const std::string& text) {
 }  // namespace
 
 AccessLog* AccessLog::open(const std::string& path, std::string* error) {
-  if (path.empty()) return new AccessLog(stderr, false);
-  std::FILE* file = std::fopen(path.c_str(), "a");
-  if (file == nullptr) {
+  if (path.empty()) return new AccessLog(STDERR_FILENO, false);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
     *error = "access-log='" + path + "' cannot be opened: " + std::strerror(errno);
     return nullptr;
   }
-  return new AccessLog(file, true);
+  return new AccessLog(fd, true);
 }
 
 AccessLog::~AccessLog() {
-  if (owned_) std::fclose(out_);
+  if (owned_) ::close(fd_);
 }
 
 void AccessLog::write(const AccessEntry& e) {
@@ -64,9 +68,11 @@ void AccessLog::write(const AccessEntry& e) {
     // The path is the client's bytes: replace invalid UTF-8 rather than throw.
     line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::fwrite(line.data(), 1, line.size(), out_);
-  std::fflush(out_);
+  ssize_t written;
+  do {
+    written = ::write(fd_, line.data(), line.size());
+  } while (written < 0 && errno == EINTR);
+  if (written != static_cast<ssize_t>(line.size())) lost_.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace trainfit::cli

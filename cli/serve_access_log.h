@@ -1,9 +1,10 @@
-// The access log: one JSON object per line, written whole under a lock.
+// The access log: one JSON object per line, each line one write(2) to a file opened
+// with O_APPEND, which the kernel appends whole: the event loops share it without a lock
+// (a lock held across the write made them queue behind each other's system calls).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <cstdio>
-#include <mutex>
 #include <string>
 
 namespace trainfit::cli {
@@ -19,20 +20,22 @@ struct AccessEntry {
 
 class AccessLog {
  public:
-  // path "" logs to stderr; otherwise the file is opened for append. Returns nullptr
-  // (and sets *error) when the file cannot be opened.
+  // path "" logs to stderr; otherwise the file is opened for append (created 0666 less
+  // the umask, as fopen does). Returns nullptr (and sets *error) when it cannot be opened.
   static AccessLog* open(const std::string& path, std::string* error);
   ~AccessLog();
   AccessLog(const AccessLog&) = delete;
   AccessLog& operator=(const AccessLog&) = delete;
 
   void write(const AccessEntry& entry);
+  // Lines not written in full (a full disk, a closed pipe), counted rather than retried.
+  std::uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
 
  private:
-  AccessLog(std::FILE* out, bool owned) : out_(out), owned_(owned) {}
-  std::mutex mutex_;
-  std::FILE* out_;
+  AccessLog(int fd, bool owned) : fd_(fd), owned_(owned) {}
+  int fd_;
   bool owned_;
+  std::atomic<std::uint64_t> lost_{0};
 };
 
 }  // namespace trainfit::cli

@@ -176,6 +176,7 @@ int run_serve(int argc, char** argv) {
   });
   listener.start();
   loops.run();
+  if (log->lost() > 0) std::cerr << "trainfit: " << log->lost() << " access log lines could not be written in full\n";
   std::cerr << "trainfit: stopped\n";
   return 0;
 }

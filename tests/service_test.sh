@@ -334,6 +334,15 @@ elapsed=$(py -c "print(f'{$(date +%s.%N) - $start:.1f}')")
   && ok || fail "SIGTERM under keep-alive load: rc $rc after $elapsed s"
 wait "$load_pid"
 
+# A full disk under the access log (/dev/full: every write fails with ENOSPC): requests are
+# still answered, and the lines lost are counted and said at exit.
+launch full_disk 30 --access-log /dev/full
+statuses=$(for _ in 1 2 3 4 5; do curl -s -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$launched_port/healthz"; done)
+kill -TERM "$launched_pid"; wait "$launched_pid"; rc=$?
+[[ $statuses == "200 200 200 200 200 " && $rc == 0 ]] &&
+  grep -qx 'trainfit: 5 access log lines could not be written in full' "$tmp/full_disk.err" && ok ||
+  fail "full disk: statuses '$statuses', rc $rc: $(cat "$tmp/full_disk.err")"
+
 # Options: a bad --listen is exit 2 with the CLI's words.
 out=$(timeout 10 "$bin" serve --listen nowhere 2>&1); rc=$?
 [[ $rc == 2 && $out == *"listen='nowhere' is not valid; accepted: HOST:PORT"* ]] && ok || fail "bad --listen: rc $rc: $out"
