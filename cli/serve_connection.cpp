@@ -79,13 +79,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Our own timer, not beast::tcp_stream's expiry, which closes the socket: a request cut
   // off by its deadline is still answered (408).
-  // A wait that had already expired when re-armed still completes without error: the
-  // generation tells a current deadline from a stale one.
-  void arm_timer(Clock::time_point deadline) {
+  // The timer is not re-armed for every new deadline (three per request): it wakes at or
+  // before the deadline in force and waits again when that has moved later. Only an earlier
+  // deadline re-arms it.
+  void set_deadline(Clock::time_point deadline) {
     timed_out_ = false;
-    timer_.expires_at(deadline);
+    deadline_in_force_ = deadline;
+    if (!timer_waiting_ || deadline < timer_.expiry()) wait_until(deadline);
+  }
+
+  // A wait that had already expired when re-armed still completes without error: the
+  // generation tells the current wait from a superseded one.
+  void wait_until(Clock::time_point when) {
+    timer_.expires_at(when);
+    timer_waiting_ = true;
     timer_.async_wait([self = shared_from_this(), generation = ++timer_generation_](beast::error_code ec) {
-      if (ec || generation != self->timer_generation_) return;  // re-armed or cancelled
+      if (generation != self->timer_generation_) return;  // superseded by a later wait
+      self->timer_waiting_ = false;
+      if (ec) return;  // cancelled: the connection is closing
+      if (Clock::now() < self->deadline_in_force_) return self->wait_until(self->deadline_in_force_);
       self->timed_out_ = true;
       beast::error_code ignored;
       self->socket_.cancel(ignored);
@@ -93,7 +105,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void read() {
-    arm_timer(in_request_ ? deadline_ : Clock::now() + hub_.limits_.idle_timeout);
+    set_deadline(in_request_ ? deadline_ : Clock::now() + hub_.limits_.idle_timeout);
     http::async_read_some(socket_, buffer_, *parser_, beast::bind_front_handler(&Connection::on_read, shared_from_this()));
   }
 
@@ -121,7 +133,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void send_continue() {
     continue_sent_ = true;
     static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    arm_timer(deadline_);
+    set_deadline(deadline_);
     asio::async_write(socket_, asio::buffer(kContinue, sizeof kContinue - 1),
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec) return self->close();
@@ -171,7 +183,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       response_.prepare_payload();
     }
     writing_ = true;
-    arm_timer(Clock::now() + hub_.limits_.timeout);
+    set_deadline(Clock::now() + hub_.limits_.timeout);
     http::async_write(socket_, response_,
                       [self = shared_from_this(), close_after, bytes](beast::error_code ec, std::size_t) {
                         self->on_written(ec, close_after, bytes);
@@ -203,7 +215,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     buffer_.clear();
     drained_ = 0;
-    arm_timer(Clock::now() + kLinger);
+    set_deadline(Clock::now() + kLinger);
     drain();
   }
 
@@ -236,6 +248,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool continue_sent_ = false;
   bool timed_out_ = false;  // the timer cancelled the pending operation
   std::uint64_t timer_generation_ = 0;
+  bool timer_waiting_ = false;
+  Clock::time_point deadline_in_force_{};
   bool stopping_ = false;
 };
 
