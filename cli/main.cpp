@@ -11,8 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "command_options.h"
+#include "plot_command.h"
 #include "remote_estimate.h"
 #include "render.h"
+#include "report.h"
 #include "request_options.h"
 #include "serve.h"
 #include "trainfit/catalog.h"
@@ -26,7 +29,7 @@ namespace {
 
 enum Exit { kFits = 0, kOom = 1, kBadInput = 2, kNoEndpoint = 3 };
 
-const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields", "serve"};
+const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields", "serve", "report", "plot", "policy"};
 
 void usage(std::ostream& out) {
   out << "usage: trainfit <command> [options]\n\n"
@@ -37,7 +40,10 @@ void usage(std::ostream& out) {
          "  models     the model catalog\n"
          "  gpus       the GPU catalog\n"
          "  fields     every request field: JSON name, CLI flag, accepted values\n"
-         "  serve      the HTTP API (POST /edge/training) on 127.0.0.1:8080 (docs/service.md)\n\n"
+         "  serve      the HTTP API (POST /edge/training) on 127.0.0.1:8080 (docs/service.md)\n"
+         "  report     the job_submit plugin's decisions, from its audit log (docs/report.md)\n"
+         "  plot       the three charts (memory vs GPUs, vs sequence length, the budget) as SVG or PNG\n"
+         "  policy     the sizing matrix: models x GPU types x sequence lengths -> min_gpus_to_fit\n\n"
          "'trainfit <command> --help' lists a command's options. --version prints the version.\n"
          "Exit codes: 0 fits, 1 does not fit, 2 bad input or usage, 3 no --endpoint answered (and\n"
          "--endpoint-fallback=refuse).\n"
@@ -58,47 +64,7 @@ std::string host_name() {
 // Parses argv for one command; returns false (and sets *exit_code) when done.
 bool parse(int argc, char** argv, po::options_description& visible, const po::options_description& hidden,
            po::variables_map& vm, int* exit_code) {
-  po::options_description all;
-  all.add(visible).add(hidden);
-  try {
-    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(argc, argv).options(all).style(style).run(), vm);
-    po::notify(vm);
-  } catch (const po::unknown_option& e) {
-    std::string name = e.get_option_name();
-    while (!name.empty() && name[0] == '-') name.erase(0, 1);
-    std::vector<std::string> flags;
-    for (const auto& option : visible.options()) flags.push_back(option->long_name());
-    const std::string hint = did_you_mean(name, flags);
-    *exit_code = bad_input("unknown option '--" + name + "'" + (hint.empty() ? "" : " (did you mean '--" + hint + "'?)") +
-                           "; see 'trainfit " + argv[0] + " --help'");
-    return false;
-  } catch (const po::error& e) {
-    *exit_code = bad_input(e.what());
-    return false;
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: trainfit " << argv[0] << " [options]\n\n" << visible << "\n";
-    *exit_code = kFits;
-    return false;
-  }
-  return true;
-}
-
-// min-gpus answers whatever GPU count is asked, so without --gpus it starts from the
-// smallest count the parallel layout allows (lcm of tp*pp*cp and tp*pp*ep), not from 1,
-// which a layout with tp > 1 would refuse. Out-of-range sizes are left to resolve().
-std::optional<int64_t> smallest_layout(const Request& r) {
-  const int64_t tp = r.tensor_parallel.value_or(1), pp = r.pipeline_parallel.value_or(1);
-  const int64_t cp = r.context_parallel.value_or(1), ep = r.expert_parallel.value_or(1);
-  for (int64_t size : {tp, pp, cp, ep}) {
-    if (size < 1 || size > (int64_t{1} << 20)) return std::nullopt;
-  }
-  const double model = static_cast<double>(tp) * static_cast<double>(pp);
-  if (model * static_cast<double>(std::max(cp, ep)) * static_cast<double>(std::min(cp, ep)) > double(int64_t{1} << 20)) {
-    return std::nullopt;
-  }
-  return std::lcm(tp * pp * cp, tp * pp * ep);
+  return cli::parse_command(argc, argv, visible, hidden, vm, exit_code);
 }
 
 int run_request_command(const std::string& command, int argc, char** argv) {
@@ -145,7 +111,7 @@ int run_request_command(const std::string& command, int argc, char** argv) {
   ResponseOptions options;
   options.profiles = command != "min-gpus" && (command == "sweep" || format == "json");
   Request asked = request.value();
-  if (command == "min-gpus" && !asked.num_gpus) asked.num_gpus = smallest_layout(asked);
+  if (command == "min-gpus" && !asked.num_gpus) asked.num_gpus = cli::smallest_layout(asked);
   Result<Response> response = respond(asked, options);
   if (!response) return bad_input(response.error().message);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -207,6 +173,9 @@ int main(int argc, char** argv) {
     }
     if (command == "models" || command == "gpus" || command == "fields") return run_catalog_command(command, argc - 1, argv + 1);
     if (command == "serve") return cli::run_serve(argc - 1, argv + 1);
+    if (command == "plot") return cli::run_plot(argc - 1, argv + 1);
+    if (command == "policy") return cli::run_policy(argc - 1, argv + 1);
+    if (command == "report") return cli::run_report(argc - 1, argv + 1);
     if (command == "estimate" || command == "min-gpus" || command == "sweep") {
       return run_request_command(command, argc - 1, argv + 1);
     }

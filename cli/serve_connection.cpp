@@ -148,8 +148,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (target.size() > kMaxTarget) {
       reply = hub_.routes_.uri_too_long();
     } else {
-      const HttpRequest request{req.method_string(), target.substr(0, target.find('?')), req[http::field::content_type],
-                                req.body()};
+      const size_t mark = target.find('?');
+      const HttpRequest request{req.method_string(), target.substr(0, mark), req[http::field::content_type], req.body(),
+                                mark == std::string_view::npos ? std::string_view() : target.substr(mark + 1)};
       try {
         reply = hub_.routes_.handle(request);
       } catch (const std::exception&) {  // a bug in trainfit: answered, never fatal

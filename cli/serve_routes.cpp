@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "render.h"
+#include "serve_page.h"
+#include "serve_plot.h"
 #include "trainfit/estimate.h"
 #include "trainfit/json.h"
 
@@ -74,6 +76,8 @@ const char* route_label(std::string_view path) {
   for (const char* p : kGetPaths) {
     if (path == p) return p;
   }
+  if (path == kPlotPath) return kPlotPath;
+  if (const char* p = page_route_label(path)) return p;  // the page, its assets, /v1/config
   return "other";
 }
 
@@ -95,6 +99,8 @@ Routes::Routes(std::string node_name, std::size_t max_body, int timeout_s, const
 HttpReply Routes::handle(const HttpRequest& req) const {
   const std::string_view path = req.path;
   const bool get = req.method == "GET" || req.method == "HEAD";
+  if (std::optional<HttpReply> page = page_reply(req)) return std::move(*page);  // serve_page.cpp
+  if (std::optional<HttpReply> plot = plot_reply(req)) return std::move(*plot);  // serve_plot.cpp
   if (one_of(path, kEstimatePaths)) {
     if (req.method != "POST") return not_allowed(req, "POST", "POST");
     return estimate(req);
@@ -102,7 +108,7 @@ HttpReply Routes::handle(const HttpRequest& req) const {
   if (!one_of(path, kGetPaths)) {
     return reply(404, http_error_json("not_found", "", "path '" + std::string(path) + "' is not served; accepted: POST "
                                       "/edge/training (or /edge/train, /edge/finetune, /edge/fsdp, /edge/zero), GET "
-                                      "/healthz, /metrics, /v1/models, /v1/gpus, /v1/fields"));
+                                      "/healthz, /metrics, /v1/models, /v1/gpus, /v1/fields, GET or POST /v1/plot.svg"));
   }
   if (!get) return not_allowed(req, "GET, HEAD", "GET");
   if (path == "/healthz") return reply(200, "ok\n", "text/plain");

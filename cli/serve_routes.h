@@ -15,6 +15,7 @@ struct HttpRequest {
   std::string_view path;          // the target up to '?'
   std::string_view content_type;  // empty when the header is absent or empty
   std::string_view body;
+  std::string_view query;         // the target after '?' ("" when none): GET /v1/plot.svg's fields
 };
 
 struct HttpReply {

@@ -110,6 +110,7 @@ void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, Job&& job, 
   r.qos = capped(job.qos);
   r.job_name = capped(d->name);
   r.gpu_request = capped(gpu_request_as_written(d));
+  r.time_limit_minutes = d->time_limit == NO_VAL || d->time_limit == INFINITE ? 0 : d->time_limit;  // GPU-hours in reports
   r.annotation = std::move(job.annotation.request);
   r.decision = std::move(decision);
   r.decision.message = truncated(r.decision.message, 4 * kMaxAuditField);

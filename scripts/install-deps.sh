@@ -4,7 +4,11 @@ set -euo pipefail
 packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libyaml-cpp-dev libtoml11-dev
           libgtest-dev libbenchmark-dev libcpp-httplib-dev pkg-config curl libcurl4-openssl-dev openssl haproxy
           python3-torch libopenblas0-pthread libslurm-dev slurmctld slurmd slurm-client munge
-          nginx-light)
+          nginx-light chromium python3-websocket fonts-dejavu-core librsvg2-bin zlib1g-dev)
+# zlib1g-dev: `trainfit report` reads gzip-compressed rotated audit logs (docs/report.md).
+# librsvg2-bin: rsvg-convert, for `trainfit plot --out FILE.png` and its test (docs/charts.md).
+# chromium, python3-websocket, fonts-dejavu-core: tests/page_test.sh drives the service's page in headless
+# chromium over the DevTools protocol (docs/service.md, "The page"); the fonts make the screenshots legible.
 # haproxy (above), nginx-light: the load balancers of tests/service_pool_test.sh (conf/haproxy, conf/nginx).
 # libcpp-httplib-dev: `trainfit serve` (docs/service.md); pkg-config finds it; curl drives tests/service_test.sh.
 # libcurl4-openssl-dev: the client of the service (estimate --endpoint, the SPANK plugin's endpoint=);

@@ -2,6 +2,7 @@
 // followed, and JSON strings written without a library.
 #include "trainfit/admission/audit_log.h"
 #include "trainfit/admission/audit_writer.h"
+#include "trainfit/admission.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -495,6 +496,57 @@ TEST(AuditWriter, AFileSizeLimitDoesNotKillTheProcess) {
   }
   unlink(path.c_str());
   rmdir(dir);
+}
+
+}  // namespace
+}  // namespace trainfit::admission
+
+// ---- Fields that `trainfit report` reads (docs/report.md) ----
+
+namespace trainfit::admission {
+namespace {
+
+Job comment_job(const std::string& annotation) {
+  Job job;
+  EXPECT_TRUE(annotation_from_comment("trainfit: " + annotation, &job.annotation).ok());
+  job.fields.per_job = "gres:gpu:h100:8";
+  return job;
+}
+
+TEST(AuditRecordFields, AdviceAsDataAndTimeLimit) {
+  const Policy policy = parse_policy("").value();
+  const std::string annotation = "model=llama3-8b seq=16384 zero=1";
+  AuditRecord record;
+  record.time = 1764633600;
+  record.time_limit_minutes = 90;
+  record.decision = decide(policy, comment_job(annotation));
+  ASSERT_EQ(record.decision.verdict, Verdict::kReject);
+  const nlohmann::json j = nlohmann::json::parse(audit_json(record));
+  for (const char* key : {"time", "event", "decision_id", "job_id", "uid", "user", "account", "partition", "qos", "job_name",
+                          "gpu_request", "annotation", "gpus_requested", "gpu", "predicted_per_gpu_gb", "capacity_gb",
+                          "action", "reason", "min_gpus_to_fit", "resized_to", "message"}) {
+    EXPECT_TRUE(j.contains(key)) << key;  // every field the log had before stays
+  }
+  EXPECT_EQ(j["time_limit_min"], 90);
+  ASSERT_TRUE(j["advice"].is_array());
+  ASSERT_FALSE(j["advice"].empty());
+  // The advice is what the user was told, and taking it makes the job fit on the same GPUs.
+  std::vector<Change> changes;
+  std::string taken = annotation;
+  for (const auto& c : j["advice"]) {
+    changes.push_back(Change{c["field"], c["value"]});
+    taken += " " + c["field"].get<std::string>() + "=" + c["value"].get<std::string>();
+  }
+  EXPECT_NE(record.decision.message.find("(or: " + spell_changes(changes, Face::kComment) + " fits on 8)"), std::string::npos)
+      << record.decision.message;
+  EXPECT_EQ(decide(policy, comment_job(taken)).verdict, Verdict::kAccept) << taken;
+
+  record.time_limit_minutes = 0;  // no --time given
+  record.decision = decide(policy, comment_job("model=llama3-8b seq=2048 zero=3"));
+  const nlohmann::json fits = nlohmann::json::parse(audit_json(record));
+  EXPECT_EQ(fits["action"], "accept");
+  EXPECT_TRUE(fits["time_limit_min"].is_null());
+  EXPECT_EQ(fits["advice"], nlohmann::json::array());
 }
 
 }  // namespace

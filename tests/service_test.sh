@@ -106,7 +106,7 @@ post huge_number 400 /edge/training "$tmp/huge.json"
 
 # HTTP errors.
 req not_found 404 "$base/edge/nope"
-req not_found_root 404 "$base/"
+req not_found_root 404 "$base/v1/nope"   # GET / is the page (docs/service.md, "The page")
 req get_estimate 405 "$base/edge/training" && grep -qi '^Allow: POST' "$tmp/get_estimate.h" && ok || fail "405 lacks Allow: POST"
 req post_healthz 405 -X POST -H 'Content-Type: application/json' -d '{}' "$base/healthz"
 req delete_estimate 405 -X DELETE "$base/edge/zero"

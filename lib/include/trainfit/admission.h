@@ -189,6 +189,7 @@ struct Decision {
   int64_t gpus_requested = 0;
   int64_t min_gpus = 0;          // 0: none fits, or not computed (an accepted job without --llm-check)
   int64_t global_batch = 0;
+  std::vector<Change> advice;    // a refusal's cheapest change that fits on the GPUs asked for ("or: ..."); empty: none
   // For kResize: what the job is given and the fields to write back.
   int64_t resized_to = 0;        // GPUs granted (what the message says)
   std::string new_tres_per_job, new_tres_per_node, new_tres_per_task;
@@ -244,6 +245,7 @@ struct AuditRecord {
   std::string job_id;            // modify only (a submission has no id yet)
   uint32_t uid = 0;
   std::string user, account, partition, qos, job_name, gpu_request;
+  int64_t time_limit_minutes = 0;  // the job's --time as submitted; 0: not given (a partition default applies later)
   Request annotation;  // formatted by the writer thread, not in job_submit
   Decision decision;
 };

@@ -1,6 +1,7 @@
 // The audit record: one JSON line per decision, written by hand (this runs for every
 // job submission; a JSON tree costs more than the decision). User strings are capped
 // at kMaxAuditField bytes with a visible marker; invalid UTF-8 is replaced.
+// `trainfit report` reads these lines (docs/report.md): add fields, never rename or drop one.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +35,20 @@ class Line {
   Line& gib(const char* key, double value) {
     field(key);
     append_fixed(out_, value, 2);
+    return *this;
+  }
+  // [{"field":"recompute","value":"full"}, ...]: the advice as data, so reports need not parse messages.
+  Line& changes(const char* key, const std::vector<Change>& changes) {
+    field(key);
+    out_ += '[';
+    for (const Change& c : changes) {
+      out_ += out_.back() == '[' ? "{\"field\":" : ",{\"field\":";
+      append_json_string(out_, c.field, kMaxAuditField);
+      out_ += ",\"value\":";
+      append_json_string(out_, c.value, kMaxAuditField);
+      out_ += '}';
+    }
+    out_ += ']';
     return *this;
   }
   std::string done() { return out_ + "}"; }
@@ -112,6 +127,8 @@ std::string audit_json(const AuditRecord& r) {
       .text("reason", to_string(d.reason))
       .count_or_null("min_gpus_to_fit", d.min_gpus)
       .count_or_null("resized_to", d.resized_to)
+      .count_or_null("time_limit_min", r.time_limit_minutes)
+      .changes("advice", d.advice)
       .text("message", d.message, 4 * kMaxAuditField + 64);
   return line.done();
 }

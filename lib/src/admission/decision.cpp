@@ -155,15 +155,18 @@ std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, F
   return line;
 }
 
-// The refusal text for the partition where the job does not fit, with advice.
-std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, size_t partitions) {
+// The refusal text for the partition where the job does not fit, with advice (also
+// returned as data for the audit log).
+std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, size_t partitions,
+                     std::vector<Change>* advice) {
   const Response& r = e.response;
   if (gpus.gpus == 0) {
     return "trainfit: " + where(e, partitions) + "the job is annotated for LLM training but requests no GPUs; " +
            "min_gpus_to_fit=" + min_text(r.min_gpus.gpus) + " (add --gpus=" + r.resolved.config.gpu_name + ":N)";
   }
-  return "trainfit: " + where(e, partitions) + oom_body(r, e.estimator->cheapest_change(r), job.annotation.face) +
-         layout_note(job, *e.rules);
+  const std::optional<Advice> cheapest = e.estimator->cheapest_change(r);
+  if (cheapest) *advice = cheapest->changes;
+  return "trainfit: " + where(e, partitions) + oom_body(r, cheapest, job.annotation.face) + layout_note(job, *e.rules);
 }
 
 Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, const std::vector<Evaluation>& now,
@@ -179,10 +182,12 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
     if (target >= 0) target = std::max(target, e.response.min_gpus.gpus);
   }
   const Reason reason = gpus.gpus == 0 ? Reason::kGpuRequest : Reason::kTooFewGpus;
-  const std::string oom = oom_text(*failing, job, gpus, parts.size());
+  std::vector<Change> advice;
+  const std::string oom = oom_text(*failing, job, gpus, parts.size(), &advice);
   auto refuse = [&](std::string message) {  // a resizing partition is listed: never only a warning
     Decision d = admission::refuse(Verdict::kReject, reason, std::move(message));
     fill_numbers(*failing, &d);
+    d.advice = advice;
     d.gpus_requested = gpus.gpus;
     return d;
   };
@@ -356,10 +361,12 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   }
   if (resize) return try_resize(policy, job, gpus.value(), now, parts);
   const Evaluation& failing = *std::find_if(now.begin(), now.end(), [](const Evaluation& e) { return !e.fits(); });
+  std::vector<Change> advice;
   Decision d = refuse(reject ? Verdict::kReject : Verdict::kWarn,
                       gpus->gpus == 0 ? Reason::kGpuRequest : Reason::kTooFewGpus,
-                      oom_text(failing, job, gpus.value(), parts.size()));
+                      oom_text(failing, job, gpus.value(), parts.size(), &advice));
   fill_numbers(failing, &d);
+  d.advice = std::move(advice);
   d.gpus_requested = gpus->gpus;
   return d;
 }

@@ -1,0 +1,24 @@
+// What the request commands share: parsing one command's options with "did you mean",
+// and the smallest GPU count a request's parallel layout allows (min-gpus, policy).
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <optional>
+
+#include "trainfit/request.h"
+
+namespace trainfit::cli {
+
+// Parses argv (argv[0] = the command) into vm; returns false when the command is done:
+// --help printed (*exit_code 0) or a usage error printed on stderr (*exit_code 2).
+bool parse_command(int argc, char** argv, boost::program_options::options_description& visible,
+                   const boost::program_options::options_description& hidden,
+                   boost::program_options::variables_map& vm, int* exit_code);
+
+// min-gpus answers whatever GPU count is asked, so without --gpus it starts from the
+// smallest count the parallel layout allows (lcm of tp*pp*cp and tp*pp*ep), not from 1,
+// which a layout with tp > 1 would refuse. Out-of-range sizes are left to resolve().
+std::optional<int64_t> smallest_layout(const Request& request);
+
+}  // namespace trainfit::cli

@@ -1,0 +1,167 @@
+// trainfit plot: the seed's three charts of one request as SVG (or PNG through librsvg's
+// rsvg-convert), written atomically (docs/charts.md).
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command_options.h"
+#include "plot_command.h"
+#include "request_options.h"
+#include "trainfit/estimate.h"
+#include "trainfit/plot.h"
+
+extern char** environ;
+
+namespace po = boost::program_options;
+
+namespace trainfit::cli {
+namespace {
+
+constexpr int kWritten = 0, kBadInput = 2;
+
+int fail(const std::string& message) {
+  std::cerr << "trainfit: " << message << "\n";
+  return kBadInput;
+}
+
+std::string lower_extension(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+// The temporary file beside the destination, so that rename() is atomic.
+std::string temporary_beside(const std::string& path, const char* suffix) {
+  return path + ".tmp." + std::to_string(::getpid()) + suffix;
+}
+
+bool write_file(const std::string& path, const std::string& text, std::string* error) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) {
+    *error = "out='" + path + "' cannot be written";
+    std::remove(path.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool publish(const std::string& temporary, const std::string& path, std::string* error) {
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    *error = "out='" + path + "' cannot be written (rename from " + temporary + " failed)";
+    std::remove(temporary.c_str());
+    return false;
+  }
+  return true;
+}
+
+// rsvg-convert on the PATH, or "".
+std::string find_rsvg_convert() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/rsvg-convert";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// rsvg-convert -f png -o png svg, without a shell.
+bool convert_to_png(const std::string& tool, const std::string& svg, const std::string& png, std::string* error) {
+  std::vector<std::string> args = {tool, "-f", "png", "-o", png, svg};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, tool.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    *error = "cannot run " + tool;
+    return false;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *error = tool + " failed to convert the chart to PNG";
+    std::remove(png.c_str());
+    return false;
+  }
+  return true;
+}
+
+int write_output(const std::string& out, const std::string& svg) {
+  if (out == "-") {
+    std::cout << svg;
+    return std::cout ? kWritten : kBadInput;
+  }
+  const std::string ext = lower_extension(out);
+  std::string error;
+  if (ext == "svg") {
+    const std::string tmp = temporary_beside(out, ".svg");
+    if (!write_file(tmp, svg, &error) || !publish(tmp, out, &error)) return fail(error);
+    return kWritten;
+  }
+  const std::string tool = find_rsvg_convert();
+  if (tool.empty()) {
+    return fail("out='" + out + "': PNG needs rsvg-convert, which is not installed; install librsvg2-bin "
+                "(apt-get install librsvg2-bin) or write --out FILE.svg");
+  }
+  const std::string tmp_svg = temporary_beside(out, ".svg"), tmp_png = temporary_beside(out, ".png");
+  const bool ok = write_file(tmp_svg, svg, &error) && convert_to_png(tool, tmp_svg, tmp_png, &error) &&
+                  publish(tmp_png, out, &error);
+  std::remove(tmp_svg.c_str());
+  return ok ? kWritten : fail(error);
+}
+
+}  // namespace
+
+int run_plot(int argc, char** argv) {
+  po::options_description visible("options");
+  po::options_description hidden;
+  visible.add_options()("help,h", "show this help")(
+      "out", po::value<std::string>()->value_name("FILE"),
+      "where to write: FILE.svg, FILE.png (needs rsvg-convert, Debian librsvg2-bin) or - (SVG on stdout)")(
+      "chart", po::value<std::string>()->default_value("all"), "gpus|seq|budget|all (all: three panels stacked)");
+  add_request_options(visible, hidden);
+  po::variables_map vm;
+  int exit_code = kWritten;
+  if (!parse_command(argc, argv, visible, hidden, vm, &exit_code)) return exit_code;
+  if (!vm.count("out")) return fail("out is required: --out FILE.svg | FILE.png | -; see 'trainfit plot --help'");
+  const std::string out = vm["out"].as<std::string>();
+  const std::string ext = lower_extension(out);
+  if (out != "-" && ext != "svg" && ext != "png") {
+    return fail("out='" + out + "' is not valid; accepted: a path ending in .svg or .png, or - for SVG on stdout");
+  }
+  Result<std::vector<plot::Chart>> charts = plot::parse_charts(vm["chart"].as<std::string>());
+  if (!charts) return fail(charts.error().message);
+
+  std::vector<std::string> notes;
+  Result<Request> request = request_from_options(vm, &notes);
+  if (!request) return fail(request.error().message);
+  for (const std::string& note : notes) std::cerr << "trainfit: note: " << note << "\n";
+  ResponseOptions options;
+  options.advice = false;
+  Result<Response> response = respond(request.value(), options);
+  if (!response) return fail(response.error().message);
+  const int written = write_output(out, plot::response_svg(response.value(), charts.value()));
+  if (written == kWritten && out != "-") std::cout << "wrote " << out << ": " << verdict(response.value()) << "\n";
+  return written;
+}
+
+}  // namespace trainfit::cli

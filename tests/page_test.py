@@ -1,0 +1,485 @@
+#!/usr/bin/python3
+"""The service's page in headless chromium, over the Chrome DevTools Protocol (tests/page_test.sh).
+
+Loads the page from the real `trainfit serve`, fills the form as a user would (values set,
+input and change events dispatched), and checks what it shows against `trainfit estimate`
+for the same request: the verdict line, min_gpus_to_fit, FITS/OOM, a 400's message next to
+its field, the three charts as SVG in the DOM, a dropped DeepSpeed config and a chosen HF
+config.json filling the form. Screenshots of the page and of `trainfit report --format html`
+must not be blank. Every wait is bounded.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+import urllib.request
+import zlib
+
+import websocket  # python3-websocket
+
+FAILURES = []
+
+
+def fail(message):
+    FAILURES.append(message)
+    print("FAIL " + message, flush=True)
+
+
+def ok(message):
+    print("ok   " + message, flush=True)
+
+
+# ---- chromium and the protocol ----
+
+class Browser:
+    def __init__(self, tmp):
+        self.profile = os.path.join(tmp, "chromium-profile")
+        os.makedirs(self.profile, exist_ok=True)
+        self.proc = subprocess.Popen(
+            ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
+             "--user-data-dir=" + self.profile, "--no-first-run", "--no-default-browser-check",
+             "--disable-extensions", "--disable-background-networking", "--disable-sync",
+             "--disable-dev-shm-usage", "--allow-file-access-from-files", "--window-size=1400,1800", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "chromium.err"), "w"), start_new_session=True)
+        with open(os.path.join(tmp, "chromium.pid"), "w") as f:  # page_test.sh kills its group on exit too
+            f.write(str(self.proc.pid))
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+        deadline = time.time() + 20
+        port = None
+        while time.time() < deadline and port is None:
+            if self.proc.poll() is not None:
+                raise RuntimeError("chromium exited with %s" % self.proc.returncode)
+            try:
+                with open(port_file) as f:
+                    port = int(f.readline().strip())
+            except (OSError, ValueError):
+                time.sleep(0.1)
+        if port is None:
+            raise RuntimeError("chromium did not open its DevTools port within 20 s")
+        deadline = time.time() + 10
+        page = None
+        while time.time() < deadline and page is None:
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port, timeout=5) as r:
+                    pages = [t for t in json.load(r) if t.get("type") == "page"]
+                page = pages[0]["webSocketDebuggerUrl"] if pages else None
+            except OSError:
+                pass
+            if page is None:
+                time.sleep(0.1)
+        if page is None:
+            raise RuntimeError("chromium shows no page target")
+        self.ws = websocket.create_connection(page, timeout=10, suppress_origin=True)
+        self.next_id = 0
+        self.events = []
+
+    def close(self):
+        """Asks chromium to quit, then kills its process group whatever it did."""
+        try:
+            self.call("Browser.close", timeout=3)
+        except Exception:  # noqa: BLE001 - killed below anyway
+            pass
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=10)
+        try:
+            self.ws.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def call(self, method, params=None, timeout=15):
+        self.next_id += 1
+        mine = self.next_id
+        self.ws.send(json.dumps({"id": mine, "method": method, "params": params or {}}))
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            self.ws.settimeout(max(0.1, deadline - time.time()))
+            message = json.loads(self.ws.recv())
+            if message.get("id") == mine:
+                if "error" in message:
+                    raise RuntimeError("%s: %s" % (method, message["error"]))
+                return message.get("result", {})
+            if "method" in message:
+                self.events.append(message)
+        raise TimeoutError("%s: no answer in %s s" % (method, timeout))
+
+    def js(self, expression, timeout=15):
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
+                           timeout)
+        if "exceptionDetails" in result:
+            raise RuntimeError("JS error in %r: %s" % (expression[:80], result["exceptionDetails"]))
+        return result["result"].get("value")
+
+    def wait(self, expression, timeout, what):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            value = self.js(expression)
+            if value:
+                return value
+            time.sleep(0.1)
+        raise TimeoutError("waited %s s for %s" % (timeout, what))
+
+    def navigate(self, url, timeout=20):
+        self.events.clear()
+        self.call("Page.navigate", {"url": url})
+        self.wait("document.readyState === 'complete' && location.href === %s" % json.dumps(url), timeout,
+                  "%s to load" % url)
+
+    def screenshot(self, path):
+        result = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, timeout=30)
+        data = __import__("base64").b64decode(result["data"])
+        with open(path, "wb") as f:
+            f.write(data)
+        return data
+
+
+# ---- PNG: not blank ----
+
+def png_pixels(data):
+    """Decodes an 8-bit RGB/RGBA PNG (what chromium writes) into rows of pixel tuples."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    width, height, depth, color, _, _, interlace = header
+    if depth != 8 or color not in (2, 6) or interlace != 0:
+        raise ValueError("unsupported PNG: depth %d color %d interlace %d" % (depth, color, interlace))
+    bpp = 3 if color == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows, prev, pos = [], bytearray(stride), 0
+    for _ in range(height):
+        kind, line = raw[pos], bytearray(raw[pos + 1:pos + 1 + stride])
+        pos += 1 + stride
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, bpp, rows
+
+
+def check_not_blank(name, data, least_share=0.03):
+    width, height, bpp, rows = png_pixels(data)
+    counts = {}
+    for y in range(0, height, 2):  # every other row and column: enough to judge, 4x faster
+        row = rows[y]
+        for x in range(0, width * bpp, 2 * bpp):
+            key = row[x:x + 3]
+            counts[key] = counts.get(key, 0) + 1
+    total = sum(counts.values())
+    background, most = max(counts.items(), key=lambda kv: kv[1])
+    share = 1 - most / total
+    if len(counts) < 2:
+        fail("%s: the screenshot is a single colour" % name)
+    elif share < least_share:
+        fail("%s: only %.1f%% of the pixels differ from the background %s (wanted >= %.0f%%)" %
+             (name, 100 * share, tuple(background), 100 * least_share))
+    else:
+        ok("%s: %dx%d, %d colours, %.0f%% not background" % (name, width, height, len(counts), 100 * share))
+
+
+# ---- the page ----
+
+def fill(browser, values):
+    """Sets each field as a user would: the value, then input and change events."""
+    renders = int(browser.js("Number(document.body.dataset.renders || 0)"))
+    browser.js("""(() => {
+      for (const [name, value] of Object.entries(%s)) {
+        const input = document.getElementById('f-' + name);
+        if (!input) throw new Error('no field ' + name);
+        input.focus();
+        input.value = value;
+        input.dispatchEvent(new Event('input', {bubbles: true}));
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+      }
+      return true;
+    })()""" % json.dumps(values))
+    wait_render(browser, renders)
+
+
+def wait_render(browser, renders, timeout=15):
+    browser.wait("Number(document.body.dataset.renders || 0) > %d && document.body.dataset.pending === '0'" % renders,
+                 timeout, "the page to update")
+
+
+def text_of(browser, element_id):
+    return browser.js("document.getElementById(%s).textContent" % json.dumps(element_id))
+
+
+def cli(trainfit, args, expect_json=True):
+    run = subprocess.run([trainfit] + args, capture_output=True, text=True, timeout=30)
+    if expect_json:
+        return run.returncode, json.loads(run.stdout), run.stderr
+    return run.returncode, run.stdout, run.stderr
+
+
+def check_verdict(browser, trainfit, args, what, want_fits):
+    code, expected, _ = cli(trainfit, ["estimate"] + args + ["--format", "json"])
+    if want_fits is not None and expected["fits"] != want_fits:
+        fail("%s: the CLI says fits=%s; the test wants a case with fits=%s" % (what, expected["fits"], want_fits))
+    verdict = text_of(browser, "verdict")
+    if verdict != expected["verdict"]:
+        fail("%s: the page shows %r, trainfit estimate says %r" % (what, verdict, expected["verdict"]))
+    else:
+        ok("%s: verdict %r" % (what, verdict))
+    want_min = "none" if expected["min_gpus_to_fit"] is None else str(expected["min_gpus_to_fit"])
+    got_min = text_of(browser, "min-gpus")
+    if got_min != want_min:
+        fail("%s: min_gpus_to_fit shown %r, trainfit estimate says %r" % (what, got_min, want_min))
+    else:
+        ok("%s: min_gpus_to_fit %s" % (what, got_min))
+    klass = browser.js("document.getElementById('verdict').className")
+    want_class = "fits" if expected["fits"] else "oom"
+    if want_class not in klass.split() or (code == 0) != expected["fits"]:
+        fail("%s: verdict class %r, CLI exit %d, fits %s" % (what, klass, code, expected["fits"]))
+    advice = browser.js("document.querySelectorAll('#advice li code').length")
+    if advice != len(expected["advice"]):
+        fail("%s: %d advice items shown, trainfit estimate gives %d" % (what, advice, len(expected["advice"])))
+    per_gpu = text_of(browser, "per-gpu")
+    if per_gpu != "%.2f GiB" % expected["per_gpu_total_gb"]:
+        fail("%s: per GPU shown %r, trainfit estimate says %.4f" % (what, per_gpu, expected["per_gpu_total_gb"]))
+    return expected
+
+
+def check_charts(browser, what):
+    try:
+        browser.wait("""['gpus','seq','budget'].every(c => document.querySelector('#chart-' + c + ' .chart-body')
+                         .querySelector('svg, .field-error, .status'))""", 15, "the chart boxes")
+    except TimeoutError as e:
+        fail("%s: %s" % (what, e))
+        return
+    for chart in ("gpus", "seq", "budget"):
+        state = browser.js("""(() => {
+          const box = document.querySelector('#chart-%s .chart-body');
+          const svg = box.querySelector('svg');
+          if (!svg) return {svg: false, text: box.textContent};
+          return {svg: svg instanceof SVGSVGElement, drawn: svg.querySelectorAll('path, polyline, line, rect, circle').length,
+                  texts: svg.querySelectorAll('text').length, width: svg.getBoundingClientRect().width};
+        })()""" % chart)
+        if not state.get("svg"):
+            fail("%s: chart %s has no SVG; the box says: %r" % (what, chart, state.get("text")))
+        elif state["drawn"] < 3 or state["texts"] < 2 or state["width"] < 100:
+            fail("%s: chart %s is an SVG with too little in it: %s" % (what, chart, state))
+        else:
+            ok("%s: chart %s: SVG with %d shapes, %d labels" % (what, chart, state["drawn"], state["texts"]))
+
+
+def check_form(browser, want, what):
+    for name, value in want.items():
+        got = browser.js("document.getElementById('f-%s').value" % name)
+        if got != value:
+            fail("%s: field %s holds %r, wanted %r" % (what, name, got, value))
+    ok("%s: form holds %s" % (what, ", ".join("%s=%s" % kv for kv in want.items())))
+
+
+def run_page(browser, args):
+    trainfit, base = args.trainfit, args.base
+    # The page and its assets, as served.
+    for path, want in (("/", "text/html; charset=utf-8"), ("/app.js", "text/javascript; charset=utf-8"),
+                       ("/app.css", "text/css; charset=utf-8")):
+        with urllib.request.urlopen(base + path, timeout=10) as r:
+            if r.headers["Content-Type"] != want:
+                fail("GET %s: Content-Type %r, wanted %r" % (path, r.headers["Content-Type"], want))
+    browser.call("Page.enable")
+    browser.call("Runtime.enable")
+    browser.call("Log.enable")
+    browser.call("Emulation.setDeviceMetricsOverride",
+                 {"width": 1400, "height": 1800, "deviceScaleFactor": 1, "mobile": False})
+    browser.navigate(base + "/")
+    browser.wait("document.body.dataset.ready === '1' && document.body.dataset.renders === '1' && "
+                 "document.body.dataset.pending === '0'", 20, "the page's first estimate")
+    fields = json.load(urllib.request.urlopen(base + "/v1/fields", timeout=10))
+    shown = browser.js("[...document.querySelectorAll('#form [name]')].map(e => e.name)")
+    if sorted(shown) != sorted(f["name"] for f in fields):
+        fail("the form's fields %s are not the field table's" % sorted(set(shown) ^ {f["name"] for f in fields}))
+    else:
+        ok("the form has the %d fields of GET /v1/fields" % len(shown))
+
+    # A step that does not fit: the verdict, min_gpus_to_fit and the advice, as the CLI says.
+    fill(browser, {"model": "llama3-70b", "gpu": "h100", "num_gpus": "8", "micro_batch": "1", "seq_length": "8192",
+                   "zero_stage": "3", "recompute": "full"})
+    check_verdict(browser, trainfit, ["--model", "llama3-70b", "--gpu", "h100", "--gpus", "8", "--micro-batch", "1",
+                                      "--seq", "8192", "--zero", "3", "--recompute", "full"], "llama3-70b on 8", False)
+    check_charts(browser, "llama3-70b on 8")
+
+    # A bad value: the service's 400, next to its field, in the CLI's words.
+    fill(browser, {"seq_length": "abc"})
+    request = os.path.join(args.tmp, "bad.json")
+    with open(request, "w") as f:
+        json.dump({"model": "llama3-70b", "gpu": "h100", "num_gpus": 8, "micro_batch": 1, "seq_length": "abc",
+                   "zero_stage": 3, "recompute": "full"}, f)
+    code, _, stderr = cli(trainfit, ["estimate", "--request", request], expect_json=False)
+    want = stderr.strip().split("\n")[-1]
+    want = want[len("trainfit: "):] if want.startswith("trainfit: ") else want
+    got = text_of(browser, "e-seq_length")
+    if code != 2 or got != want:
+        fail("seq_length='abc': the page shows %r next to the field; trainfit estimate says %r (exit %d)" % (got, want, code))
+    else:
+        ok("seq_length='abc': %r next to the field" % got)
+    if "error" not in browser.js("document.getElementById('verdict').className"):
+        fail("seq_length='abc': the verdict is not marked as an error")
+
+    # A step that fits; the screenshot.
+    fill(browser, {"model": "llama3-8b", "seq_length": "4096", "recompute": ""})
+    check_verdict(browser, trainfit, ["--model", "llama3-8b", "--gpu", "h100", "--gpus", "8", "--micro-batch", "1",
+                                      "--seq", "4096", "--zero", "3"], "llama3-8b on 8", True)
+    check_charts(browser, "llama3-8b on 8")
+    check_not_blank("page.png", browser.screenshot(os.path.join(args.shots, "page.png")))
+
+    # A DeepSpeed config dropped on the page (a File in a DataTransfer, as a drop gives it).
+    ds_config = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4,
+                 "bf16": {"enabled": True}, "zero_optimization": {"stage": 2}, "steps_per_print": 10,
+                 "optimizer": {"type": "AdamW", "params": {"lr": 0.0001}}}
+    ds_path = os.path.join(args.tmp, "ds_config.json")
+    with open(ds_path, "w") as f:
+        json.dump(ds_config, f)
+    renders = int(browser.js("Number(document.body.dataset.renders || 0)"))
+    browser.js("""(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([%s], 'ds_config.json', {type: 'application/json'}));
+      document.getElementById('drop').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+      return true;
+    })()""" % json.dumps(json.dumps(ds_config)))
+    wait_render(browser, renders)
+    drop_error = text_of(browser, "drop-error")
+    if drop_error:
+        fail("DeepSpeed drop: the page says %r" % drop_error)
+    check_form(browser, {"framework": "deepspeed", "zero_stage": "2", "micro_batch": "2", "num_microbatches": "4",
+                         "precision": "bf16", "model": "llama3-8b", "num_gpus": "8"}, "DeepSpeed drop")
+    _, _, stderr = cli(trainfit, ["estimate", "--config", ds_path, "--model", "llama3-8b", "--gpu", "h100", "--gpus", "8",
+                                  "--seq", "4096", "--format", "json"])
+    cli_notes = [line.split("(deepspeed): ", 1)[1] for line in stderr.splitlines() if "(deepspeed): " in line]
+    page_notes = browser.js("[...document.querySelectorAll('#drop-notes li')].map(li => li.textContent)")
+    if not cli_notes or sorted(cli_notes) != sorted(page_notes):
+        fail("DeepSpeed drop: notes %r, trainfit estimate --config says %r" % (page_notes, cli_notes))
+    else:
+        ok("DeepSpeed drop: the CLI's notes %r" % page_notes)
+    check_verdict(browser, trainfit, ["--config", ds_path, "--model", "llama3-8b", "--gpu", "h100", "--gpus", "8",
+                                      "--seq", "4096"], "after the DeepSpeed drop", None)
+
+    # An HF config.json chosen with the file input (DOM.setFileInputFiles), from a clean form.
+    renders = int(browser.js("Number(document.body.dataset.renders || 0)"))
+    browser.js("document.getElementById('reset').click(), true")
+    wait_render(browser, renders)
+    hf_path = os.path.join(args.tmp, "config.json")
+    shutil.copy(os.path.join(args.fixtures, "hf", "gemma-2-9b.config.json"), hf_path)
+    hf = json.load(open(hf_path))
+    renders = int(browser.js("Number(document.body.dataset.renders || 0)"))
+    document = browser.call("DOM.getDocument")
+    node = browser.call("DOM.querySelector", {"nodeId": document["root"]["nodeId"], "selector": "#file"})
+    browser.call("DOM.setFileInputFiles", {"nodeId": node["nodeId"], "files": [hf_path]})
+    wait_render(browser, renders)
+    check_form(browser, {"model": "", "num_layers": str(hf["num_hidden_layers"]), "hidden_dim": str(hf["hidden_size"]),
+                         "num_heads": str(hf["num_attention_heads"]), "vocab_size": str(hf["vocab_size"]),
+                         "num_gpus": "8"}, "HF config.json chosen")
+    check_verdict(browser, trainfit, ["--hf-config", hf_path, "--gpu", "h100", "--gpus", "8", "--micro-batch", "1",
+                                      "--seq", "4096", "--zero", "3"], "gemma-2-9b config.json", True)
+    check_charts(browser, "gemma-2-9b config.json")
+    check_not_blank("page-config.png", browser.screenshot(os.path.join(args.shots, "page-config.png")))
+
+    # Exceptions, and errors other than a resource's HTTP status (the 400 above is meant, the
+    # favicon is not served, and a chart route's error is checked in the chart box).
+    errors = [e for e in browser.events if e["method"] == "Runtime.exceptionThrown" or
+              (e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] == "error" and
+               e["params"]["entry"].get("source") != "network")]
+    if errors:
+        fail("the page logged errors (a CSP refusal, an exception): %s" % json.dumps(errors)[:800])
+    else:
+        ok("no script errors or policy refusals on the page")
+
+
+AUDIT_LINES = [
+    {"time": "2026-12-02T09:00:00Z", "event": "submit", "decision_id": "d-0001", "job_id": "1001", "uid": 1000,
+     "user": "alice", "account": "ml", "partition": "gpu", "qos": "normal", "job_name": "pretrain",
+     "gpu_request": "gpu:h100:8", "annotation": "model=llama3-8b seq=4096 zero=3", "gpus_requested": 8, "gpu": "h100",
+     "predicted_per_gpu_gb": 26.61, "capacity_gb": 79.65, "action": "accept", "reason": "", "min_gpus_to_fit": 1,
+     "resized_to": None, "time_limit_min": 600, "advice": [],
+     "message": "FITS: llama3-8b at seq 4096 needs 26.6 GiB per GPU on 8 x H100 (79.6 GiB usable, 33%)"},
+    {"time": "2026-12-02T09:05:00Z", "event": "submit", "decision_id": "d-0002", "job_id": "1002", "uid": 1001,
+     "user": "bob", "account": "ml", "partition": "gpu", "qos": "normal", "job_name": "big",
+     "gpu_request": "gpu:h100:8", "annotation": "model=llama3-70b seq=8192 zero=3", "gpus_requested": 8,
+     "gpu": "h100", "predicted_per_gpu_gb": 175.9, "capacity_gb": 79.65, "action": "reject", "reason": "too_few_gpus",
+     "min_gpus_to_fit": 22, "resized_to": None, "time_limit_min": 1440,
+     "advice": [{"field": "recompute", "value": "full"}, {"field": "num_gpus", "value": "22"}],
+     "message": "llama3-70b at seq 8192 needs 175.9 GiB per GPU on 8 x H100 (79.6 GiB usable); min_gpus_to_fit=22"},
+    {"time": "2026-12-02T09:10:00Z", "event": "submit", "decision_id": "d-0003", "job_id": "1003", "uid": 1001,
+     "user": "bob", "account": "ml", "partition": "elastic", "qos": "normal", "job_name": "big",
+     "gpu_request": "gpu:h100:8", "annotation": "model=llama3-70b seq=8192 zero=3 recompute=full",
+     "gpus_requested": 8, "gpu": "h100", "predicted_per_gpu_gb": 75.1, "capacity_gb": 79.65, "action": "resize",
+     "reason": "too_few_gpus", "min_gpus_to_fit": 22, "resized_to": 24, "time_limit_min": 1440,
+     "advice": [{"field": "num_gpus", "value": "24"}],
+     "message": "resized from 8 to 24 x H100 (3 nodes)"},
+]
+
+
+def run_report(browser, args):
+    """`trainfit report --audit FILE --format html`, rendered by chromium: not blank."""
+    audit = os.path.join(args.tmp, "audit.log")
+    with open(audit, "w") as f:
+        for line in AUDIT_LINES:
+            f.write(json.dumps(line, separators=(",", ":")) + "\n")
+    run = subprocess.run([args.trainfit, "report", "--audit", audit, "--format", "html"], capture_output=True,
+                         text=True, timeout=30)
+    if run.returncode != 0 or "<html" not in run.stdout.lower():
+        fail("report: `trainfit report --audit FILE --format html` did not give an HTML report (exit %d): %s" %
+             (run.returncode, (run.stderr.strip() or run.stdout.strip())[:300]))
+        return
+    html = os.path.join(args.tmp, "report.html")
+    with open(html, "w") as f:
+        f.write(run.stdout)
+    browser.navigate("file://" + html)
+    time.sleep(0.5)  # layout of a static page
+    check_not_blank("report.png", browser.screenshot(os.path.join(args.shots, "report.png")))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ("--trainfit", "--base", "--fixtures", "--tmp", "--shots"):
+        parser.add_argument(name, required=True)
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL page_test.py: terminated (timeout)"))
+    browser = Browser(args.tmp)
+    try:
+        for step in (run_page, run_report):
+            try:
+                step(browser, args)
+            except (TimeoutError, RuntimeError, OSError, ValueError, KeyError, websocket.WebSocketException) as e:
+                fail("%s: %s: %s" % (step.__name__, type(e).__name__, e))
+    finally:
+        browser.close()
+    print("page test: %d failure(s); screenshots in %s" % (len(FAILURES), args.shots), flush=True)
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
