@@ -2,25 +2,10 @@
 // written as well-formed XHTML-style markup so that an XML parser can check it.
 #include "report_render.h"
 
+#include "trainfit/plot.h"
+
 namespace trainfit::cli::report {
 namespace {
-
-std::string esc(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') out += ' ';  // not allowed in XML
-        else out += c;
-    }
-  }
-  return out;
-}
 
 constexpr const char* kStyle = R"(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2430;background:#f6f7f9;margin:0}
@@ -45,18 +30,18 @@ class Page {
   void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
              size_t text_columns = 1) {
     out_ << "<table><thead><tr>";
-    for (size_t i = 0; i < header.size(); ++i) out_ << (i > 0 && i < text_columns ? "<th class=\"text\">" : "<th>") << esc(header[i]) << "</th>";
+    for (size_t i = 0; i < header.size(); ++i) out_ << (i > 0 && i < text_columns ? "<th class=\"text\">" : "<th>") << plot::escape_xml(header[i]) << "</th>";
     out_ << "</tr></thead><tbody>\n";
     for (const auto& row : rows) {
       out_ << "<tr>";
-      for (size_t i = 0; i < row.size(); ++i) out_ << (i > 0 && i < text_columns ? "<td class=\"text\">" : "<td>") << esc(row[i]) << "</td>";
+      for (size_t i = 0; i < row.size(); ++i) out_ << (i > 0 && i < text_columns ? "<td class=\"text\">" : "<td>") << plot::escape_xml(row[i]) << "</td>";
       out_ << "</tr>\n";
     }
     if (rows.empty()) out_ << "<tr><td colspan=\"" << header.size() << "\">none</td></tr>\n";
     out_ << "</tbody></table>\n";
   }
   void card(const char* css, const std::string& label, const std::string& value) {
-    out_ << "<div class=\"card " << css << "\"><b>" << esc(value) << "</b><span>" << esc(label) << "</span></div>";
+    out_ << "<div class=\"card " << css << "\"><b>" << plot::escape_xml(value) << "</b><span>" << plot::escape_xml(label) << "</span></div>";
   }
   std::ostream& out() { return out_; }
 
@@ -84,8 +69,8 @@ void head(const Report& r, Page& page) {
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>"
          "<title>trainfit audit report</title><style>"
       << kStyle << "</style></head>\n<body><main>\n<h1>trainfit audit report</h1>\n";
-  out << "<p class=\"meta\">Window: " << esc(r.since ? utc_text(*r.since) : "start") << " .. "
-      << esc(r.until ? utc_text(*r.until) : "end") << " (UTC)</p>\n";
+  out << "<p class=\"meta\">Window: " << plot::escape_xml(r.since ? utc_text(*r.since) : "start") << " .. "
+      << plot::escape_xml(r.until ? utc_text(*r.until) : "end") << " (UTC)</p>\n";
   const InputStats& in = r.input;
   out << "<p class=\"meta\">" << in.files.size() << " files, " << in.lines << " lines, " << in.records
       << " records in the window, " << in.outside_window << " outside it, " << in.malformed << " malformed and "

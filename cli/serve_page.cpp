@@ -19,44 +19,14 @@ constexpr const char* kConfigPath = "/v1/config";
 
 using ordered_json = nlohmann::ordered_json;
 
-HttpReply reply(int status, std::string body, const char* type = "application/json") {
-  HttpReply r;
-  r.status = status;
-  r.content_type = type;
-  r.body = std::move(body);
-  return r;
-}
 
-HttpReply error_reply(const Error& error) {
-  std::string body;
-  try {
-    body = error_to_json(error) + "\n";
-  } catch (const std::exception&) {  // the message quotes bytes that are not UTF-8
-    body = http_error_json(error_code_name(error.code), error.field, error.message);
-  }
-  return reply(error.code == ErrorCode::kInternal ? 500 : 400, std::move(body));
-}
 
-HttpReply not_allowed(const HttpRequest& req, const char* allow, const char* accepted) {
-  HttpReply r = reply(405, http_error_json("method_not_allowed", "", std::string(req.method) + " " + std::string(req.path) +
-                                                                         " is not allowed; accepted: " + accepted));
-  r.allow = allow;
-  return r;
-}
 
 const PageAsset* find_asset(std::string_view path) {
   for (std::size_t i = 0; i < kPageAssetCount; ++i) {
     if (path == kPageAssets[i].path) return &kPageAssets[i];
   }
   return nullptr;
-}
-
-// "application/json; charset=utf-8" -> "application/json".
-std::string media_type(std::string_view header) {
-  std::string type(header.substr(0, header.find(';')));
-  type.erase(std::remove_if(type.begin(), type.end(), [](unsigned char c) { return std::isspace(c); }), type.end());
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return type;
 }
 
 bool has_json_extension(const std::string& name) {
@@ -120,12 +90,7 @@ Result<Mapped> map_framework_config(const std::string& name, const std::string& 
 // POST /v1/config {"name": "ds_zero3.json", "text": "...", "request": {...}}: the request
 // (the page's form, optional) with the file mapped over it, and what the file left out.
 HttpReply config_reply(const HttpRequest& req) {
-  const std::string type = media_type(req.content_type);
-  if (!req.content_type.empty() && type != "application/json") {
-    return reply(415, http_error_json("unsupported_media_type", "Content-Type",
-                                      "Content-Type='" + std::string(req.content_type) +
-                                          "' is not accepted; accepted: application/json"));
-  }
+  if (!req.content_type.empty() && !is_json_media_type(req.content_type)) return not_json(req);
   const ordered_json body = ordered_json::parse(req.body, nullptr, false);
   if (!body.is_object() || !body.contains("name") || !body["name"].is_string() || !body.contains("text") ||
       !body["text"].is_string() || (body.contains("request") && !body["request"].is_object())) {
@@ -158,7 +123,7 @@ HttpReply config_reply(const HttpRequest& req) {
   out["not_modelled"] = mapped->not_modelled;
   out["left_unset"] = mapped->left_unset;
   out["unrecognised"] = mapped->unrecognised;
-  return reply(200, out.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
+  return make_reply(200, out.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace
@@ -177,7 +142,7 @@ std::optional<HttpReply> page_reply(const HttpRequest& req) {
   const PageAsset* asset = find_asset(req.path);
   if (asset == nullptr) return std::nullopt;
   if (req.method != "GET" && req.method != "HEAD") return not_allowed(req, "GET, HEAD", "GET");
-  return reply(200, std::string(asset->data, asset->size), asset->content_type);
+  return make_reply(200, std::string(asset->data, asset->size), asset->content_type);
 }
 
 }  // namespace trainfit::cli

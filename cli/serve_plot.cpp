@@ -18,23 +18,7 @@
 namespace trainfit::cli {
 namespace {
 
-HttpReply reply(int status, std::string body, const char* type = "application/json") {
-  HttpReply r;
-  r.status = status;
-  r.content_type = type;
-  r.body = std::move(body);
-  return r;
-}
 
-// As POST /edge/training answers a bad request (error_to_json refuses non-UTF-8 echoes).
-HttpReply bad_request(const Error& error) {
-  const int status = error.code == ErrorCode::kInternal ? 500 : 400;
-  try {
-    return reply(status, error_to_json(error) + "\n");
-  } catch (const std::exception&) {
-    return reply(status, http_error_json(error_code_name(error.code), error.field, error.message));
-  }
-}
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -128,14 +112,6 @@ Result<std::string> request_json(const Query& query, std::string* chart) {
   }
 }
 
-// "application/json; charset=utf-8" and "application/problem+json": JSON, as /edge/training takes.
-bool json_media_type(std::string_view header) {
-  std::string type(header.substr(0, header.find(';')));
-  type.erase(std::remove_if(type.begin(), type.end(), [](unsigned char c) { return std::isspace(c); }), type.end());
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return type == "application/json" ||
-         (type.rfind("application/", 0) == 0 && type.size() > 5 && type.compare(type.size() - 5, 5, "+json") == 0);
-}
 
 }  // namespace
 
@@ -143,38 +119,31 @@ std::optional<HttpReply> plot_reply(const HttpRequest& req) {
   if (req.path != kPlotPath) return std::nullopt;
   const bool get = req.method == "GET" || req.method == "HEAD";
   if (!get && req.method != "POST") {
-    HttpReply r = reply(405, http_error_json("method_not_allowed", "", std::string(req.method) + " " + kPlotPath +
-                                                                           " is not allowed; accepted: GET, POST"));
-    r.allow = "GET, HEAD, POST";
-    return r;
+    return not_allowed(req, "GET, HEAD, POST", "GET, POST");
   }
   Result<Query> query = parse_query(req.query);
-  if (!query) return bad_request(query.error());
+  if (!query) return error_reply(query.error());
   std::string chart = "all";
   Result<std::string> fields = request_json(query.value(), &chart);
-  if (!fields) return bad_request(fields.error());
+  if (!fields) return error_reply(fields.error());
   std::string body = fields.value();
   if (!get) {
-    if (!req.content_type.empty() && !json_media_type(req.content_type)) {
-      return reply(415, http_error_json("unsupported_media_type", "Content-Type",
-                                        "Content-Type='" + std::string(req.content_type) +
-                                            "' is not accepted; accepted: application/json"));
-    }
+    if (!req.content_type.empty() && !is_json_media_type(req.content_type)) return not_json(req);
     if (fields.value() != "{}") {
-      return reply(400, http_error_json("invalid_value", "", "POST /v1/plot.svg takes the request as its JSON body; "
+      return make_reply(400, http_error_json("invalid_value", "", "POST /v1/plot.svg takes the request as its JSON body; "
                                                              "accepted query parameters: chart"));
     }
     body = std::string(req.body);
   }
   Result<std::vector<plot::Chart>> charts = plot::parse_charts(chart);
-  if (!charts) return bad_request(charts.error());
+  if (!charts) return error_reply(charts.error());
   Result<Request> request = request_from_json(body);
-  if (!request) return bad_request(request.error());
+  if (!request) return error_reply(request.error());
   ResponseOptions options;
   options.advice = false;
   Result<Response> response = respond(request.value(), options);
-  if (!response) return bad_request(response.error());
-  return reply(200, plot::response_svg(response.value(), charts.value()), "image/svg+xml");
+  if (!response) return error_reply(response.error());
+  return make_reply(200, plot::response_svg(response.value(), charts.value()), "image/svg+xml");
 }
 
 }  // namespace trainfit::cli

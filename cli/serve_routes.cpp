@@ -25,46 +25,10 @@ bool one_of(std::string_view path, const char* const (&paths)[N]) {
   return std::any_of(std::begin(paths), std::end(paths), [&](const char* p) { return path == p; });
 }
 
-// "application/json; charset=utf-8" -> true; so is "application/problem+json".
-bool is_json_media_type(std::string_view header) {
-  std::string type(header.substr(0, header.find(';')));
-  type.erase(std::remove_if(type.begin(), type.end(), [](unsigned char c) { return std::isspace(c); }), type.end());
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const std::string suffix = "+json";
-  return type == "application/json" ||
-         (type.rfind("application/", 0) == 0 && type.size() > suffix.size() &&
-          type.compare(type.size() - suffix.size(), suffix.size(), suffix) == 0);
-}
-
 std::string capture(void (*print)(std::ostream&, bool)) {
   std::ostringstream out;
   print(out, true);
   return out.str();
-}
-
-// error_to_json, unless the message quotes bytes that are not UTF-8 (a request's own
-// bytes, echoed back), which it refuses: then the same object with those bytes replaced.
-std::string error_body(const Error& error) {
-  try {
-    return error_to_json(error) + "\n";
-  } catch (const std::exception&) {
-    return http_error_json(error_code_name(error.code), error.field, error.message);
-  }
-}
-
-HttpReply reply(int status, std::string body, const char* type = "application/json") {
-  HttpReply r;
-  r.status = status;
-  r.content_type = type;
-  r.body = std::move(body);
-  return r;
-}
-
-HttpReply not_allowed(const HttpRequest& req, const char* allow, const char* accepted) {
-  HttpReply r = reply(405, http_error_json("method_not_allowed", "", std::string(req.method) + " " + std::string(req.path) +
-                                                                         " is not allowed; accepted: " + accepted));
-  r.allow = allow;
-  return r;
 }
 
 }  // namespace
@@ -87,6 +51,48 @@ std::string http_error_json(const std::string& code, const std::string& field, c
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
+HttpReply make_reply(int status, std::string body, const char* type) {
+  HttpReply r;
+  r.status = status;
+  r.content_type = type;
+  r.body = std::move(body);
+  return r;
+}
+
+// error_to_json, unless the message quotes bytes that are not UTF-8 (a request's own
+// bytes, echoed back), which it refuses: then the same object with those bytes replaced.
+HttpReply error_reply(const Error& error) {
+  const int status = error.code == ErrorCode::kInternal ? 500 : 400;  // internal: a bug in trainfit
+  try {
+    return make_reply(status, error_to_json(error) + "\n");
+  } catch (const std::exception&) {
+    return make_reply(status, http_error_json(error_code_name(error.code), error.field, error.message));
+  }
+}
+
+HttpReply not_allowed(const HttpRequest& req, const char* allow, const char* accepted) {
+  HttpReply r = make_reply(405, http_error_json("method_not_allowed", "", std::string(req.method) + " " +
+                                                                          std::string(req.path) + " is not allowed; accepted: " + accepted));
+  r.allow = allow;
+  return r;
+}
+
+bool is_json_media_type(std::string_view header) {
+  std::string type(header.substr(0, header.find(';')));
+  type.erase(std::remove_if(type.begin(), type.end(), [](unsigned char c) { return std::isspace(c); }), type.end());
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string suffix = "+json";
+  return type == "application/json" ||
+         (type.rfind("application/", 0) == 0 && type.size() > suffix.size() &&
+          type.compare(type.size() - suffix.size(), suffix.size(), suffix) == 0);
+}
+
+HttpReply not_json(const HttpRequest& req) {
+  return make_reply(415, http_error_json("unsupported_media_type", "Content-Type",
+                                         "Content-Type='" + std::string(req.content_type) +
+                                             "' is not accepted; accepted: application/json"));
+}
+
 Routes::Routes(std::string node_name, std::size_t max_body, int timeout_s, const Metrics& metrics)
     : node_name_(std::move(node_name)),
       max_body_(max_body),
@@ -106,42 +112,34 @@ HttpReply Routes::handle(const HttpRequest& req) const {
     return estimate(req);
   }
   if (!one_of(path, kGetPaths)) {
-    return reply(404, http_error_json("not_found", "", "path '" + std::string(path) + "' is not served; accepted: POST "
+    return make_reply(404, http_error_json("not_found", "", "path '" + std::string(path) + "' is not served; accepted: POST "
                                       "/edge/training (or /edge/train, /edge/finetune, /edge/fsdp, /edge/zero), GET "
                                       "/healthz, /metrics, /v1/models, /v1/gpus, /v1/fields, GET or POST /v1/plot.svg"));
   }
   if (!get) return not_allowed(req, "GET, HEAD", "GET");
-  if (path == "/healthz") return reply(200, "ok\n", "text/plain");
-  if (path == "/metrics") return reply(200, metrics_.render(), "text/plain; version=0.0.4");
-  if (path == "/v1/models") return reply(200, models_json_);
-  if (path == "/v1/gpus") return reply(200, gpus_json_);
-  return reply(200, fields_json_);
+  if (path == "/healthz") return make_reply(200, "ok\n", "text/plain");
+  if (path == "/metrics") return make_reply(200, metrics_.render(), "text/plain; version=0.0.4");
+  if (path == "/v1/models") return make_reply(200, models_json_);
+  if (path == "/v1/gpus") return make_reply(200, gpus_json_);
+  return make_reply(200, fields_json_);
 }
 
 // The CLI's `estimate --request FILE --format json`, byte for byte, with this node's name.
 HttpReply Routes::estimate(const HttpRequest& req) const {
-  if (!req.content_type.empty() && !is_json_media_type(req.content_type)) {
-    return reply(415, http_error_json("unsupported_media_type", "Content-Type",
-                                      "Content-Type='" + std::string(req.content_type) +
-                                          "' is not accepted; accepted: application/json"));
-  }
+  if (!req.content_type.empty() && !is_json_media_type(req.content_type)) return not_json(req);
   Result<Request> request = request_from_json(std::string(req.body));
-  if (!request) return reply(400, error_body(request.error()));
+  if (!request) return error_reply(request.error());
   const auto start = std::chrono::steady_clock::now();
   Result<Response> response = respond(request.value(), ResponseOptions{});
-  if (!response) {
-    // An internal error is a bug in trainfit, not in the request.
-    const int status = response.error().code == ErrorCode::kInternal ? 500 : 400;
-    return reply(status, error_body(response.error()));
-  }
+  if (!response) return error_reply(response.error());
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::string body = response_to_json(response.value(), {node_name_, ms}, 2);
   body += '\n';
-  return reply(200, std::move(body));
+  return make_reply(200, std::move(body));
 }
 
 HttpReply Routes::body_too_large() const {
-  return reply(413, http_error_json("payload_too_large", "", "the request body is over the limit; accepted: at most " +
+  return make_reply(413, http_error_json("payload_too_large", "", "the request body is over the limit; accepted: at most " +
                                                                  std::to_string(max_body_) + " bytes"));
 }
 
@@ -149,20 +147,20 @@ HttpReply Routes::timed_out(bool head_read, std::size_t received, std::string_vi
   const std::string what = head_read ? "the request body stopped after " + std::to_string(received) + " of " +
                                            (length.empty() ? std::string("its") : std::string(length)) + " bytes"
                                      : std::string("the request's line and headers did not arrive in full");
-  return reply(408, http_error_json("timeout", "", what + "; accepted: the whole request within " +
+  return make_reply(408, http_error_json("timeout", "", what + "; accepted: the whole request within " +
                                                    std::to_string(timeout_s_) + " s of its first byte"));
 }
 
 HttpReply Routes::malformed(std::string_view why) const {
-  return reply(400, http_error_json("malformed", "", "malformed HTTP request: " + std::string(why)));
+  return make_reply(400, http_error_json("malformed", "", "malformed HTTP request: " + std::string(why)));
 }
 
 HttpReply Routes::uri_too_long() const {
-  return reply(414, http_error_json("uri_too_long", "", "the request URI is over " + std::to_string(kMaxTarget) + " bytes"));
+  return make_reply(414, http_error_json("uri_too_long", "", "the request URI is over " + std::to_string(kMaxTarget) + " bytes"));
 }
 
 HttpReply Routes::head_too_large(std::size_t limit) const {
-  return reply(431, http_error_json("header_too_large", "", "the request line and headers are over " +
+  return make_reply(431, http_error_json("header_too_large", "", "the request line and headers are over " +
                                                                std::to_string(limit) + " bytes"));
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "serve_metrics.h"
+#include "trainfit/error.h"
 
 namespace trainfit::cli {
 
@@ -55,6 +56,17 @@ const char* route_label(std::string_view path);
 
 // The JSON error body for an HTTP-level error (not a request field's).
 std::string http_error_json(const std::string& code, const std::string& field, const std::string& message);
+
+// What every route answers with (serve_routes.cpp, serve_plot.cpp, serve_page.cpp).
+HttpReply make_reply(int status, std::string body, const char* type = "application/json");
+// A request's error as POST /edge/training answers it: 400 naming the field, 500 for a bug.
+HttpReply error_reply(const Error& error);
+// 405, with the Allow header.
+HttpReply not_allowed(const HttpRequest& req, const char* allow, const char* accepted);
+// "application/json; charset=utf-8" -> true; so is "application/problem+json".
+bool is_json_media_type(std::string_view header);
+// 415 naming the Content-Type, for a body that is not JSON.
+HttpReply not_json(const HttpRequest& req);
 
 // Request targets longer than this are answered 414.
 constexpr std::size_t kMaxTarget = 8192;
