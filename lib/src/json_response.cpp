@@ -12,9 +12,10 @@
 namespace trainfit {
 namespace {
 
-// GiB rounded to 4 decimals: stable text, ~0.1 MB resolution.
-double gib(double bytes) { return std::round(bytes / kGiB * 1e4) / 1e4; }
-double round4(double value) { return std::round(value * 1e4) / 1e4; }
+// GiB rounded to 4 decimals: stable text, ~0.1 MB resolution. Written as the rounded
+// value times 1e4 (JsonWriter::decimal4), which the writer prints without dividing.
+double gib_e4(double bytes) { return std::round(bytes / kGiB * 1e4); }
+double round_e4(double value) { return std::round(value * 1e4); }
 
 void breakdown_parameters(JsonWriter& w, const Breakdown& b) {
   w.key("parameters").begin_object();
@@ -29,11 +30,11 @@ void breakdown_parameters(JsonWriter& w, const Breakdown& b) {
 void breakdown_states(JsonWriter& w, const Breakdown& b) {
   const ModelStates& s = b.stage.states;
   w.key("model_states").begin_object();
-  w.key("weights_gb").number(gib(s.weights));
-  w.key("grads_gb").number(gib(s.grads));
-  w.key("master_weights_gb").number(gib(s.master));
-  w.key("optimizer_states_gb").number(gib(s.optimizer));
-  w.key("total_gb").number(gib(s.total()));
+  w.key("weights_gb").decimal4(gib_e4(s.weights));
+  w.key("grads_gb").decimal4(gib_e4(s.grads));
+  w.key("master_weights_gb").decimal4(gib_e4(s.master));
+  w.key("optimizer_states_gb").decimal4(gib_e4(s.optimizer));
+  w.key("total_gb").decimal4(gib_e4(s.total()));
   w.key("shard_group").integer(b.shard_group);
   w.end_object();
 }
@@ -41,13 +42,13 @@ void breakdown_states(JsonWriter& w, const Breakdown& b) {
 void breakdown_activations(JsonWriter& w, const Breakdown& b) {
   const auto& a = b.stage.activations;
   w.key("activations").begin_object();
-  w.key("per_layer_gb").number(gib(a.per_layer));
-  w.key("layers_in_flight").number(round4(a.inflight_layers));
-  w.key("layers_gb").number(gib(a.layers));
-  w.key("embedding_gb").number(gib(a.embedding));
-  w.key("logits_loss_gb").number(gib(a.logits_loss));
-  w.key("weight_cache_gb").number(gib(a.weight_cache));
-  w.key("total_gb").number(gib(a.total()));
+  w.key("per_layer_gb").decimal4(gib_e4(a.per_layer));
+  w.key("layers_in_flight").decimal4(round_e4(a.inflight_layers));
+  w.key("layers_gb").decimal4(gib_e4(a.layers));
+  w.key("embedding_gb").decimal4(gib_e4(a.embedding));
+  w.key("logits_loss_gb").decimal4(gib_e4(a.logits_loss));
+  w.key("weight_cache_gb").decimal4(gib_e4(a.weight_cache));
+  w.key("total_gb").decimal4(gib_e4(a.total()));
   w.key("pipeline_stage").string(b.critical_stage);
   w.end_object();
 }
@@ -55,32 +56,32 @@ void breakdown_activations(JsonWriter& w, const Breakdown& b) {
 void breakdown_transients(JsonWriter& w, const Breakdown& b) {
   const auto& t = b.stage.transients;
   w.key("transients").begin_object();
-  w.key("fsdp_units_forward_gb").number(gib(t.fsdp_units_fwd));
-  w.key("fsdp_units_backward_gb").number(gib(t.fsdp_units_bwd));
-  w.key("recompute_gb").number(gib(t.recompute));
-  w.key("layer_backward_gb").number(gib(t.layer_backward));
-  w.key("loss_forward_gb").number(gib(t.loss_forward));
-  w.key("loss_backward_gb").number(gib(t.loss_backward));
-  w.key("held_logits_gb").number(gib(t.held_logits));
-  w.key("comm_buckets_gb").number(gib(t.comm_buckets));
-  w.key("optimizer_step_gb").number(gib(t.optimizer_step));
-  w.key("context_parallel_gb").number(gib(t.context_parallel));
+  w.key("fsdp_units_forward_gb").decimal4(gib_e4(t.fsdp_units_fwd));
+  w.key("fsdp_units_backward_gb").decimal4(gib_e4(t.fsdp_units_bwd));
+  w.key("recompute_gb").decimal4(gib_e4(t.recompute));
+  w.key("layer_backward_gb").decimal4(gib_e4(t.layer_backward));
+  w.key("loss_forward_gb").decimal4(gib_e4(t.loss_forward));
+  w.key("loss_backward_gb").decimal4(gib_e4(t.loss_backward));
+  w.key("held_logits_gb").decimal4(gib_e4(t.held_logits));
+  w.key("comm_buckets_gb").decimal4(gib_e4(t.comm_buckets));
+  w.key("optimizer_step_gb").decimal4(gib_e4(t.optimizer_step));
+  w.key("context_parallel_gb").decimal4(gib_e4(t.context_parallel));
   w.end_object();
 }
 
 void breakdown_phases_overheads(JsonWriter& w, const Breakdown& b) {
   const StageMemory& s = b.stage;
   w.key("phases").begin_object();
-  w.key("forward_gb").number(gib(s.forward_peak));
-  w.key("backward_gb").number(gib(s.backward_peak));
-  w.key("optimizer_gb").number(gib(s.optimizer_peak));
+  w.key("forward_gb").decimal4(gib_e4(s.forward_peak));
+  w.key("backward_gb").decimal4(gib_e4(s.backward_peak));
+  w.key("optimizer_gb").decimal4(gib_e4(s.optimizer_peak));
   w.key("peak_phase").string(s.peak_phase);
   w.end_object();
   w.key("overheads").begin_object();
-  w.key("cuda_context_gb").number(gib(b.overheads.cuda_context));
-  w.key("nccl_gb").number(gib(b.overheads.nccl));
-  w.key("workspaces_gb").number(gib(b.overheads.workspaces));
-  w.key("allocator_gb").number(gib(b.overheads.allocator));
+  w.key("cuda_context_gb").decimal4(gib_e4(b.overheads.cuda_context));
+  w.key("nccl_gb").decimal4(gib_e4(b.overheads.nccl));
+  w.key("workspaces_gb").decimal4(gib_e4(b.overheads.workspaces));
+  w.key("allocator_gb").decimal4(gib_e4(b.overheads.allocator));
   w.end_object();
 }
 
@@ -93,9 +94,9 @@ const char* measured_stage(const Config& c, const Breakdown& b) {
 
 void breakdown_measures(JsonWriter& w, const Config& c, const Breakdown& b) {
   w.key("measures").begin_object();
-  w.key("max_memory_allocated_gb").number(gib(b.measures.max_memory_allocated));
-  w.key("max_memory_reserved_gb").number(gib(b.measures.max_memory_reserved));
-  w.key("nvidia_smi_gb").number(gib(b.measures.nvidia_smi));
+  w.key("max_memory_allocated_gb").decimal4(gib_e4(b.measures.max_memory_allocated));
+  w.key("max_memory_reserved_gb").decimal4(gib_e4(b.measures.max_memory_reserved));
+  w.key("nvidia_smi_gb").decimal4(gib_e4(b.measures.nvidia_smi));
   w.key("stage").string(measured_stage(c, b));
   w.key("fit_uses").string("nvidia_smi_gb of the critical stage (per_gpu_total_gb)");
   w.end_object();
@@ -112,8 +113,8 @@ void breakdown_bytes_offload(JsonWriter& w, const Config& c, const Breakdown& b)
   w.end_object();
   const int64_t gpus_per_node = c.gpus_per_node > 0 ? std::min(c.gpus_per_node, c.num_gpus) : 1;
   w.key("host_offload").begin_object();
-  w.key("per_gpu_gb").number(gib(b.host_offload_per_gpu));
-  w.key("per_node_gb").number(gib(b.host_offload_per_gpu * static_cast<double>(gpus_per_node)));
+  w.key("per_gpu_gb").decimal4(gib_e4(b.host_offload_per_gpu));
+  w.key("per_node_gb").decimal4(gib_e4(b.host_offload_per_gpu * static_cast<double>(gpus_per_node)));
   w.end_object();
 }
 
@@ -136,21 +137,21 @@ void profile(JsonWriter& w, const Response& r) {
   w.key("profile").begin_object();
   w.key("mem_vs_gpus").begin_array();
   for (const GpuPoint& p : r.mem_vs_gpus) {
-    w.begin_object().key("num_gpus").integer(p.num_gpus).key("per_gpu_gb").number(round4(p.per_gpu_gb));
-    w.key("model_state_gb").number(round4(p.model_state_gb)).key("activation_gb").number(round4(p.activation_gb));
+    w.begin_object().key("num_gpus").integer(p.num_gpus).key("per_gpu_gb").decimal4(round_e4(p.per_gpu_gb));
+    w.key("model_state_gb").decimal4(round_e4(p.model_state_gb)).key("activation_gb").decimal4(round_e4(p.activation_gb));
     w.key("fits").boolean(p.fits).end_object();
   }
   w.end_array();
   w.key("mem_vs_seq").begin_array();
   for (const SeqPoint& p : r.mem_vs_seq) {
-    w.begin_object().key("seq_length").integer(p.seq_length).key("per_gpu_gb").number(round4(p.per_gpu_gb));
-    w.key("activation_gb").number(round4(p.activation_gb)).key("fits").boolean(p.fits).end_object();
+    w.begin_object().key("seq_length").integer(p.seq_length).key("per_gpu_gb").decimal4(round_e4(p.per_gpu_gb));
+    w.key("activation_gb").decimal4(round_e4(p.activation_gb)).key("fits").boolean(p.fits).end_object();
   }
   w.end_array();
-  w.key("model_state_gb").number(gib(b.stage.states.total()));
-  w.key("activation_gb").number(gib(b.stage.activations.total()));
-  w.key("capacity_gb").number(gib(b.capacity));
-  w.key("per_gpu_gb").number(gib(b.per_gpu_total));
+  w.key("model_state_gb").decimal4(gib_e4(b.stage.states.total()));
+  w.key("activation_gb").decimal4(gib_e4(b.stage.activations.total()));
+  w.key("capacity_gb").decimal4(gib_e4(b.capacity));
+  w.key("per_gpu_gb").decimal4(gib_e4(b.per_gpu_total));
   w.key("num_gpus").integer(r.resolved.config.num_gpus);
   w.key("seq_length").integer(r.resolved.config.seq_length);
   w.key("fits").boolean(b.fits);
@@ -165,7 +166,7 @@ void advice(JsonWriter& w, const Response& r) {
       w.begin_object().key("field").string(change.field).key("value").string(change.value).end_object();
     }
     w.end_array();
-    w.key("num_gpus").integer(a.num_gpus).key("per_gpu_gb").number(round4(a.per_gpu_gb));
+    w.key("num_gpus").integer(a.num_gpus).key("per_gpu_gb").decimal4(round_e4(a.per_gpu_gb));
     w.key("fits").boolean(a.fits).end_object();
   }
   w.end_array();
@@ -215,21 +216,21 @@ void seed_fields(JsonWriter& w, const Response& r) {
   const Config& c = r.resolved.config;
   const Breakdown& b = r.breakdown;
   const ModelStates& s = b.stage.states;
-  w.key("model_states_unsharded_gb").number(gib(b.model_states_unsharded));
-  w.key("model_states_per_gpu_gb").number(gib(s.total()));
-  w.key("activations_per_gpu_gb").number(gib(b.stage.activations.total()));
-  w.key("per_gpu_total_gb").number(gib(b.per_gpu_total));
-  w.key("gpu_capacity_gb").number(gib(b.capacity));
+  w.key("model_states_unsharded_gb").decimal4(gib_e4(b.model_states_unsharded));
+  w.key("model_states_per_gpu_gb").decimal4(gib_e4(s.total()));
+  w.key("activations_per_gpu_gb").decimal4(gib_e4(b.stage.activations.total()));
+  w.key("per_gpu_total_gb").decimal4(gib_e4(b.per_gpu_total));
+  w.key("gpu_capacity_gb").decimal4(gib_e4(b.capacity));
   w.key("utilization_percent").number(std::round(1000.0 * b.per_gpu_total / b.capacity) / 10.0);
   w.key("fits").boolean(b.fits);
-  w.key("bytes_per_param").number(round4(b.bytes_per_param));
-  w.key("weights_per_gpu_gb").number(gib(s.weights));
-  w.key("grads_per_gpu_gb").number(gib(s.grads));
-  w.key("optimizer_per_gpu_gb").number(gib(s.master + s.optimizer));  // the seed's K: master + moments
+  w.key("bytes_per_param").decimal4(round_e4(b.bytes_per_param));
+  w.key("weights_per_gpu_gb").decimal4(gib_e4(s.weights));
+  w.key("grads_per_gpu_gb").decimal4(gib_e4(s.grads));
+  w.key("optimizer_per_gpu_gb").decimal4(gib_e4(s.master + s.optimizer));  // the seed's K: master + moments
   w.key("min_gpus_to_fit");
   if (r.min_gpus.gpus > 0) w.integer(r.min_gpus.gpus);
   else w.null();
-  w.key("aggregate_cluster_gb").number(gib(b.capacity * static_cast<double>(c.num_gpus)));
+  w.key("aggregate_cluster_gb").decimal4(gib_e4(b.capacity * static_cast<double>(c.num_gpus)));
   w.key("global_batch").integer(r.global_batch);
   w.key("zero_stage").integer(c.zero_stage);
   w.key("checkpointing").boolean(c.recompute != Recompute::kNone);

@@ -134,12 +134,8 @@ const char* escape_of(unsigned char c, char* unicode) {
 // points): its 4-decimal fixed form with trailing zeros dropped. nlohmann's Grisu2 prints
 // exactly that for every one of these 2e8 values (checked exhaustively), at a fraction of
 // Grisu2's cost.
-// Writes at out (room for 16 bytes) and returns the end; nullptr when value is not one.
-char* write_grid4(char* out, double value) {
-  const double scaled = value * 1e4;
-  if (!(scaled > 0 && scaled < 2e8)) return nullptr;
-  const auto m = static_cast<int64_t>(scaled + 0.5);
-  if (static_cast<double>(m) / 1e4 != value) return nullptr;
+// m / 1e4 for 0 < m < 2e8, at out (room for 16 bytes); returns the end.
+char* write_fixed4(char* out, int64_t m) {
   out = std::to_chars(out, out + 8, m / 10000).ptr;
   *out++ = '.';
   const auto fraction = static_cast<int>(m % 10000);
@@ -149,6 +145,15 @@ char* write_grid4(char* out, double value) {
   while (length > 1 && digits[length - 1] == '0') --length;
   std::memcpy(out, digits, 4);
   return out + length;
+}
+
+// The same for a double: nullptr when value is not on the grid.
+char* write_grid4(char* out, double value) {
+  const double scaled = value * 1e4;
+  if (!(scaled > 0 && scaled < 2e8)) return nullptr;
+  const auto m = static_cast<int64_t>(scaled + 0.5);
+  if (static_cast<double>(m) / 1e4 != value) return nullptr;
+  return write_fixed4(out, m);
 }
 
 }  // namespace
@@ -212,6 +217,16 @@ JsonWriter& JsonWriter::number(double value) {
   char* end = write_grid4(at, value);
   if (end == nullptr) end = nlohmann::detail::to_chars(at, at + 63, value);
   used_ = static_cast<size_t>(end - out_.data());
+  return *this;
+}
+
+JsonWriter& JsonWriter::decimal4(double scaled) {
+  const double magnitude = std::fabs(scaled);
+  if (!(magnitude > 0 && magnitude < 2e8)) return number(scaled / 1e4);  // 0, -0, NaN, huge
+  separate();
+  char* at = room(24);
+  if (scaled < 0) *at++ = '-';
+  used_ = static_cast<size_t>(write_fixed4(at, static_cast<int64_t>(magnitude)) - out_.data());
   return *this;
 }
 
