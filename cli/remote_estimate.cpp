@@ -22,13 +22,6 @@ std::string check_answer(const remote::Answer& answer) {
 }
 
 // --cacert must be a file we can read: a typo is a usage error, not a TLS failure later.
-Result<std::string> readable_file(const std::string& path) {
-  if (path.empty() || !std::ifstream(path)) {
-    return make_error(ErrorCode::kInvalidValue, "cacert", "cacert='" + path + "' is not valid; accepted: a readable PEM file of CA certificates");
-  }
-  return path;
-}
-
 // The response as a local run prints it, with which endpoint answered (and, on stderr,
 // the endpoints that failed before it).
 void print_answer(const remote::Outcome& outcome, const std::string& format, int* exit_code) {
@@ -63,34 +56,13 @@ void add_client_options(po::options_description& visible) {
 }
 
 Result<std::optional<remote::Settings>> client_settings(const po::variables_map& vm) {
-  const bool client_option = vm.count("connect-timeout-ms") || vm.count("timeout-ms") || vm.count("cacert") ||
-                             vm.count("endpoint-fallback");
-  if (!vm.count("endpoint")) {
-    if (client_option) return make_error(ErrorCode::kMissing, "endpoint", "endpoint is missing; the client options need --endpoint=URL[,URL...]");
-    return std::optional<remote::Settings>();
-  }
-  remote::Settings s;
-  auto endpoints = remote::parse_endpoints(vm["endpoint"].as<std::string>(), "endpoint");
-  if (!endpoints) return endpoints.error();
-  s.endpoints = endpoints.value();
-  for (auto [option, slot] : {std::make_pair("connect-timeout-ms", &s.connect_timeout_ms),
-                              std::make_pair("timeout-ms", &s.timeout_ms)}) {
-    if (!vm.count(option)) continue;
-    Result<long> ms = remote::parse_timeout_ms(vm[option].as<std::string>(), option);
-    if (!ms) return ms.error();
-    *slot = ms.value();
-  }
-  if (vm.count("cacert")) {
-    auto path = readable_file(vm["cacert"].as<std::string>());
-    if (!path) return path.error();
-    s.cacert = path.value();
-  }
-  if (vm.count("endpoint-fallback")) {
-    auto fallback = remote::parse_fallback(vm["endpoint-fallback"].as<std::string>(), "endpoint-fallback");
-    if (!fallback) return fallback.error();
-    s.fallback = fallback.value();
-  }
-  return std::optional<remote::Settings>(s);
+  auto given = [&](const char* option) {
+    return vm.count(option) ? std::optional<std::string>(vm[option].as<std::string>()) : std::nullopt;
+  };
+  return remote::parse_settings({given("endpoint"), given("connect-timeout-ms"), given("timeout-ms"), given("cacert"),
+                                 given("endpoint-fallback")},
+                                {"connect-timeout-ms", "timeout-ms", "endpoint-fallback",
+                                 "endpoint is missing; the client options need --endpoint=URL[,URL...]"});
 }
 
 RemoteRun estimate_remotely(const remote::Settings& settings, const Request& request, const std::string& format,

@@ -32,43 +32,19 @@ void say(const std::string& line) { slurm_spank_log("%s", admission::printable(l
 }  // namespace
 
 bool take_endpoint_arg(const std::string& key, const std::string& value, EndpointArgs* args) {
-  std::string* slot = key == "endpoint"                      ? &args->endpoint
-                      : key == "endpoint_connect_timeout_ms" ? &args->connect_timeout_ms
-                      : key == "endpoint_timeout_ms"         ? &args->timeout_ms
-                      : key == "cacert"                      ? &args->cacert
-                      : key == "endpoint_fallback"           ? &args->fallback
-                                                             : nullptr;
+  std::optional<std::string>* slot = key == "endpoint"                      ? &args->endpoint
+                                     : key == "endpoint_connect_timeout_ms" ? &args->connect_timeout_ms
+                                     : key == "endpoint_timeout_ms"         ? &args->timeout_ms
+                                     : key == "cacert"                      ? &args->cacert
+                                     : key == "endpoint_fallback"           ? &args->fallback
+                                                                            : nullptr;
   if (slot == nullptr) return false;
   *slot = value;
   return true;
 }
-
 Result<std::optional<remote::Settings>> endpoint_settings(const EndpointArgs& args) {
-  if (args.endpoint.empty()) {
-    if (args.given()) return make_error(ErrorCode::kMissing, "endpoint", "endpoint is missing; endpoint_* and cacert need endpoint=URL[,URL...]");
-    return std::optional<remote::Settings>();
-  }
-  remote::Settings s;
-  auto endpoints = remote::parse_endpoints(args.endpoint, "endpoint");
-  if (!endpoints) return endpoints.error();
-  s.endpoints = endpoints.value();
-  for (auto [text, option, out] : {std::make_tuple(&args.connect_timeout_ms, "endpoint_connect_timeout_ms", &s.connect_timeout_ms),
-                                   std::make_tuple(&args.timeout_ms, "endpoint_timeout_ms", &s.timeout_ms)}) {
-    if (text->empty()) continue;
-    Result<long> ms = remote::parse_timeout_ms(*text, option);
-    if (!ms) return ms.error();
-    *out = ms.value();
-  }
-  if (!args.cacert.empty() && !std::ifstream(args.cacert)) {
-    return make_error(ErrorCode::kInvalidValue, "cacert", "cacert='" + args.cacert + "' is not valid; accepted: a readable PEM file of CA certificates");
-  }
-  s.cacert = args.cacert;
-  if (!args.fallback.empty()) {
-    Result<remote::Fallback> fallback = remote::parse_fallback(args.fallback, "endpoint_fallback");
-    if (!fallback) return fallback.error();
-    s.fallback = fallback.value();
-  }
-  return std::optional<remote::Settings>(s);
+  return remote::parse_settings(args, {"endpoint_connect_timeout_ms", "endpoint_timeout_ms", "endpoint_fallback",
+                                       "endpoint is missing; endpoint_* and cacert need endpoint=URL[,URL...]"});
 }
 
 Result<bool> check_probe_locally(const Request& probe) {

@@ -12,10 +12,7 @@
 
 namespace trainfit::spank {
 
-struct EndpointArgs {  // the plugstack.conf words, as written
-  std::string endpoint, connect_timeout_ms, timeout_ms, cacert, fallback;
-  bool given() const { return !endpoint.empty() || !connect_timeout_ms.empty() || !timeout_ms.empty() || !cacert.empty() || !fallback.empty(); }
-};
+using EndpointArgs = remote::SettingsWords;  // the plugstack.conf words, as written
 
 // Whether KEY=VALUE is one of the endpoint words (stored in args).
 bool take_endpoint_arg(const std::string& key, const std::string& value, EndpointArgs* args);

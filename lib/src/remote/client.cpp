@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <memory>
 #include <mutex>
 
@@ -169,6 +170,38 @@ Result<Fallback> parse_fallback(const std::string& text, const std::string& opti
 }
 
 const char* to_string(Fallback fallback) { return fallback == Fallback::kLocal ? "local" : "refuse"; }
+
+Result<std::optional<Settings>> parse_settings(const SettingsWords& given, const SettingsNames& names) {
+  if (!given.endpoint) {
+    if (given.connect_timeout_ms || given.timeout_ms || given.cacert || given.fallback) {
+      return make_error(ErrorCode::kMissing, "endpoint", names.missing);
+    }
+    return std::optional<Settings>();
+  }
+  Settings s;
+  auto endpoints = parse_endpoints(*given.endpoint, "endpoint");
+  if (!endpoints) return endpoints.error();
+  s.endpoints = endpoints.value();
+  for (auto [text, option, slot] : {std::make_tuple(&given.connect_timeout_ms, names.connect_timeout_ms, &s.connect_timeout_ms),
+                                    std::make_tuple(&given.timeout_ms, names.timeout_ms, &s.timeout_ms)}) {
+    if (!*text) continue;
+    Result<long> ms = parse_timeout_ms(**text, option);
+    if (!ms) return ms.error();
+    *slot = ms.value();
+  }
+  if (given.cacert) {
+    if (given.cacert->empty() || !std::ifstream(*given.cacert)) {
+      return invalid("cacert", *given.cacert, "a readable PEM file of CA certificates");
+    }
+    s.cacert = *given.cacert;
+  }
+  if (given.fallback) {
+    Result<Fallback> fallback = parse_fallback(*given.fallback, names.fallback);
+    if (!fallback) return fallback.error();
+    s.fallback = fallback.value();
+  }
+  return std::optional<Settings>(s);
+}
 
 Outcome post_estimate(const Settings& settings, const std::string& request_json, AnswerCheck check) {
   Outcome outcome;

@@ -36,6 +36,19 @@ Result<long> parse_timeout_ms(const std::string& text, const std::string& option
 Result<Fallback> parse_fallback(const std::string& text, const std::string& option);
 const char* to_string(Fallback fallback);
 
+// The client's options as given (nullopt: not given), and each one's name as the caller
+// spells it: the CLI's --endpoint, --timeout-ms..., the plugstack words endpoint=,
+// endpoint_timeout_ms=... One parser, so both faces check and word errors alike.
+struct SettingsWords {
+  std::optional<std::string> endpoint, connect_timeout_ms, timeout_ms, cacert, fallback;
+};
+struct SettingsNames {
+  const char *connect_timeout_ms, *timeout_ms, *fallback;
+  const char* missing;  // the error when an option comes without the endpoint
+};
+// nullopt when neither the endpoint nor any option is given.
+Result<std::optional<Settings>> parse_settings(const SettingsWords& given, const SettingsNames& names);
+
 // An endpoint that did not answer, and why ("connection refused", "timed out ...",
 // "certificate not verified: ...", "HTTP 503").
 struct Failure {
