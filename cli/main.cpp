@@ -18,6 +18,8 @@
 #include "report.h"
 #include "request_options.h"
 #include "serve.h"
+#include "site_catalog.h"
+#include "man_page.h"
 #include "trainfit/catalog.h"
 #include "trainfit/estimate.h"
 #include "trainfit/json.h"
@@ -29,7 +31,7 @@ namespace {
 
 enum Exit { kFits = 0, kOom = 1, kBadInput = 2, kNoEndpoint = 3 };
 
-const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields", "serve", "report", "plot", "policy"};
+const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields", "serve", "report", "plot", "policy", "check-config"};
 
 void usage(std::ostream& out) {
   out << "usage: trainfit <command> [options]\n\n"
@@ -43,7 +45,10 @@ void usage(std::ostream& out) {
          "  serve      the HTTP API (POST /edge/training) on 127.0.0.1:8080 (docs/service.md)\n"
          "  report     the job_submit plugin's decisions, from its audit log (docs/report.md)\n"
          "  plot       the three charts (memory vs GPUs, vs sequence length, the budget) as SVG or PNG\n"
-         "  policy     the sizing matrix: models x GPU types x sequence lengths -> min_gpus_to_fit\n\n"
+         "  policy     the sizing matrix: models x GPU types x sequence lengths -> min_gpus_to_fit\n"
+         "  check-config  check a trainfit.conf (default /etc/slurm/trainfit.conf) and the site catalogs\n\n"
+         "Every command takes --catalog-dir DIR: site GPUs and models from DIR/gpus.d/*.json and\n"
+         "DIR/models.d/*.json (default $TRAINFIT_CATALOG_DIR, else /etc/trainfit; docs/site.md).\n"
          "'trainfit <command> --help' lists a command's options. --version prints the version.\n"
          "Exit codes: 0 fits, 1 does not fit, 2 bad input or usage, 3 no --endpoint answered (and\n"
          "--endpoint-fallback=refuse).\n"
@@ -158,6 +163,9 @@ int run_catalog_command(const std::string& command, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    std::string catalog_dir;
+    const std::string catalog_usage = cli::take_catalog_dir(&argc, argv, &catalog_dir);
+    if (!catalog_usage.empty()) return bad_input(catalog_usage);
     if (argc < 2) {
       usage(std::cerr);
       return kBadInput;
@@ -170,6 +178,11 @@ int main(int argc, char** argv) {
     if (command == "--version" || command == "version") {
       std::cout << "trainfit " << TRAINFIT_VERSION << "\n";
       return kFits;
+    }
+    if (command == "--help-man") return cli::run_help_man(argc - 1, argv + 1);  // man/gen_man.sh
+    if (command == "check-config") return cli::run_check_config(argc - 1, argv + 1, catalog_dir);
+    if (!cli::use_site_catalogs(catalog_dir, command == "models" || command == "gpus" || command == "serve", std::cerr)) {
+      return kBadInput;
     }
     if (command == "models" || command == "gpus" || command == "fields") return run_catalog_command(command, argc - 1, argv + 1);
     if (command == "serve") return cli::run_serve(argc - 1, argv + 1);

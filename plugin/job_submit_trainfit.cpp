@@ -26,6 +26,7 @@ extern "C" {
 #include "slurm_host.h"
 #include "trainfit/admission.h"
 #include "trainfit/admission/audit_writer.h"
+#include "trainfit/admission/catalog_dir.h"
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))
@@ -67,6 +68,10 @@ bool g_broken = false;           // init failed open (e.g. an internal error): a
 
 // The audit log: decisions queue their records; one thread writes them, in order.
 AuditWriter* g_audit = nullptr;
+
+// Site catalogs ($TRAINFIT_CATALOG_DIR, else /etc/trainfit; docs/site.md): read at init,
+// then by a thread when their files change; jobs only read the installed catalog.
+CatalogWatcher* g_catalogs = nullptr;
 
 // Decision ids link an audit line to the job's AdminComment: "<start time hex>-<n>".
 std::string g_id_prefix;
@@ -223,10 +228,23 @@ extern "C" int init(void) {
     g_id_prefix = prefix;
     const char* fail = std::getenv("TRAINFIT_FAIL_DECISIONS");
     g_fail_decisions = fail != nullptr && std::string(fail) == "1";
+    bool catalog_dir_named = false;
+    const std::string catalog_path = catalog_dir("", &catalog_dir_named);
+    static CatalogWatcher catalogs(catalog_path, catalog_dir_named, [](bool error, const std::string& line) {
+      if (error) slurm_error("job_submit/trainfit: %s", printable(line).c_str());
+      else slurm_info("job_submit/trainfit: %s", printable(line).c_str());
+    });
+    catalogs.load();  // before the policy: default_gpu and gpu_alias may name a site GPU
     static PolicyStore store(conf_path());
     g_store = &store;
     const std::string fatal = store.load_initial();
     if (!fatal.empty()) return SLURM_ERROR;
+    try {
+      catalogs.start();
+      g_catalogs = &catalogs;
+    } catch (const std::exception& e) {
+      slurm_error("job_submit/trainfit: site catalogs will not be reloaded: cannot start a thread: %s", e.what());
+    }
     try {  // no audit thread (a thread limit) must not mean no admission
       static AuditWriter writer(
           [](bool error, const std::string& line) {
@@ -253,6 +271,7 @@ extern "C" int init(void) {
 
 extern "C" int fini(void) {
   try {
+    if (g_catalogs != nullptr) g_catalogs->stop();
     if (g_audit != nullptr) g_audit->stop();  // what is queued is written first
   } catch (...) {
   }

@@ -22,6 +22,7 @@ extern "C" {
 #include "slurm_host.h"
 #include "spank_endpoint.h"
 #include "trainfit/admission.h"
+#include "trainfit/admission/catalog_dir.h"
 #include "trainfit/catalog.h"
 #include "trainfit/config_file.h"
 
@@ -149,6 +150,23 @@ int parse_endpoint_args(spank_context_t context) {
   return 0;
 }
 
+// Site catalogs (docs/site.md): catalog_dir=DIR, else $TRAINFIT_CATALOG_DIR, else
+// /etc/trainfit; read once here (sbatch, salloc and srun are short-lived), before
+// default_gpu= is checked against them (in every context that checks it).
+int read_site_catalogs(int ac, char** av) {
+  std::string option;
+  for (int i = 0; i < ac; ++i) {
+    const std::string arg = av[i];
+    if (arg.rfind("catalog_dir=", 0) == 0) option = arg.substr(12);
+  }
+  bool named = false;
+  const std::string dir = admission::catalog_dir(option, &named);
+  const CatalogSet set = admission::load_site_catalogs(dir, named);
+  for (const std::string& problem : set.problems) say_error("spank_trainfit: site catalog: " + problem);
+  if (!set.problems.empty()) say_error("spank_trainfit: site catalogs in " + dir + " not valid; using the built-in catalogs");
+  return 0;
+}
+
 int parse_args(int ac, char** av, spank_context_t context) {
   for (int i = 0; i < ac; ++i) {
     const std::string arg = av[i];
@@ -159,10 +177,11 @@ int parse_args(int ac, char** av, spank_context_t context) {
       say_error("spank_trainfit: plugstack.conf: " + find_gpu(value).error().message);
       return -1;
     } else if (key == "conf") g_settings.conf = value;
+    else if (key == "catalog_dir") continue;  // read first, in slurm_spank_init
     else if (spank::take_endpoint_arg(key, value, &g_settings.endpoint)) continue;
     else {
       say_error("spank_trainfit: plugstack.conf: unknown argument '" + arg +
-                "'; accepted: default_gpu=NAME, conf=PATH, endpoint=URL[,URL...], endpoint_connect_timeout_ms=MS, "
+                "'; accepted: default_gpu=NAME, conf=PATH, catalog_dir=DIR, endpoint=URL[,URL...], endpoint_connect_timeout_ms=MS, "
                 "endpoint_timeout_ms=MS, cacert=FILE, endpoint_fallback=local|refuse");
       return -1;
     }
@@ -317,6 +336,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
   try {
     const spank_context_t context = spank_context();
     if (context != S_CTX_ALLOCATOR && context != S_CTX_LOCAL && context != S_CTX_REMOTE) return 0;
+    if (read_site_catalogs(ac, av) != 0) return -1;
     if (parse_args(ac, av, context) != 0) return -1;
     const std::vector<OptionSpec>& options = llm_options();
     g_option_names.reserve(options.size());

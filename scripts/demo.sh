@@ -19,6 +19,7 @@ partition.elastic.action = resize  # this one grows them to min_gpus_to_fit
 CONF
 trap 'cluster_stop "$demo"' EXIT
 cluster_start "$demo" "$plugins" trainfit
+cd "$demo"   # the jobs' slurm-N.out files go here, not into the checkout
 echo "== cluster up: $(sinfo -h -o '%P %D %G' | tr '\n' ' ')"
 show() { echo; echo "\$ $*"; "$@" 2>&1 || echo "(exit $?)"; }
 show sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-seq=4096 --llm-zero=3 --wrap "sleep 5"

@@ -2,9 +2,13 @@
 # Installs what trainfit needs to build and test on Debian 12 (run as root).
 set -euo pipefail
 packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libyaml-cpp-dev libtoml11-dev
-          libgtest-dev libbenchmark-dev libcpp-httplib-dev pkg-config curl libcurl4-openssl-dev openssl haproxy
+          libgtest-dev libbenchmark-dev pkg-config curl libcurl4-openssl-dev openssl haproxy
           python3-torch libopenblas0-pthread libslurm-dev slurmctld slurmd slurm-client munge
-          nginx-light chromium python3-websocket fonts-dejavu-core librsvg2-bin zlib1g-dev)
+          nginx-light chromium python3-websocket fonts-dejavu-core librsvg2-bin zlib1g-dev
+          debhelper dpkg-dev fakeroot rpm logrotate man-db groff-base)
+# man-db, groff-base: tests/man_test.sh renders the man pages (man/).
+# debhelper, dpkg-dev, fakeroot: packaging/build-deb.sh; rpm: rpmbuild for packaging/rpm/trainfit.spec;
+# logrotate: tests/install_test.sh rotates the audit log under a running plugin (packaging/logrotate).
 # zlib1g-dev: `trainfit report` reads gzip-compressed rotated audit logs (docs/report.md).
 # librsvg2-bin: rsvg-convert, for `trainfit plot --out FILE.png` and its test (docs/charts.md).
 # chromium, python3-websocket, fonts-dejavu-core: tests/page_test.sh drives the service's page in headless

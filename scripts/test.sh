@@ -8,5 +8,5 @@ ctest --test-dir build --output-on-failure --parallel "$(nproc)"
 # The library, the CLI and their tests again under ASan + UBSan (the plugins are
 # exercised by the Slurm integration test above; sanitizers do not load into slurmctld).
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTRAINFIT_SANITIZE=ON -DTRAINFIT_BUILD_BENCH=OFF >/dev/null
-cmake --build build-sanitize --parallel "$(nproc)" --target trainfit_tests trainfit
+cmake --build build-sanitize --parallel "$(nproc)" --target trainfit_tests trainfit trainfit_man
 ctest --test-dir build-sanitize --output-on-failure --parallel "$(nproc)" -E "fidelity|slurm|plugin"

@@ -1,11 +1,16 @@
-// Model and GPU catalogs, parsed once from the JSON compiled in from conf/.
+// Model and GPU catalogs, parsed once from the JSON compiled in from conf/; site catalogs
+// (catalog_site.cpp) replace them whole through install_catalogs().
 #include "trainfit/catalog.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "catalog_data.h"
+#include "catalog_entries.h"
 #include "text.h"
 
 namespace trainfit {
@@ -13,54 +18,11 @@ namespace {
 
 using nlohmann::json;
 
-Mlp mlp_from(const std::string& s) { return s == "gelu" ? Mlp::kGelu : Mlp::kSwiGlu; }
-Norm norm_from(const std::string& s) { return s == "layernorm" ? Norm::kLayerNorm : Norm::kRmsNorm; }
-Bias bias_from(const std::string& s) {
-  return s == "all" ? Bias::kAll : s == "qkv" ? Bias::kQkv : Bias::kNone;
-}
-
-std::vector<std::string> strings_of(const json& entry, const char* key) {
-  std::vector<std::string> out;
-  if (entry.contains(key)) {
-    for (const auto& item : entry[key]) out.push_back(item.get<std::string>());
-  }
-  return out;
-}
-
-std::vector<std::string> aliases_of(const json& entry) { return strings_of(entry, "aliases"); }
-
 std::vector<ModelPreset> load_models() {
   std::vector<ModelPreset> out;
   try {
     const json doc = json::parse(catalog_data::kModelsJson);
-    for (const json& m : doc.at("models")) {
-      ModelPreset p;
-      p.name = m.at("name").get<std::string>();
-      p.aliases = aliases_of(m);
-      p.description = m.value("description", "");
-      p.source = m.value("source", "");
-      Geometry& g = p.geometry;
-      g.layers = m.at("layers").get<int64_t>();
-      g.hidden = m.at("hidden").get<int64_t>();
-      g.heads = m.at("heads").get<int64_t>();
-      g.kv_heads = m.value("kv_heads", g.heads);
-      g.ffn = m.at("ffn").get<int64_t>();
-      g.vocab = m.at("vocab").get<int64_t>();
-      g.tied = m.value("tied", false);
-      g.mlp = mlp_from(m.value("mlp", "swiglu"));
-      g.norm = norm_from(m.value("norm", "rmsnorm"));
-      g.bias = bias_from(m.value("bias", "none"));
-      g.learned_positions = m.value("learned_positions", int64_t{0});
-      g.dropout = m.value("dropout", false);
-      g.experts = m.value("experts", int64_t{0});
-      g.top_k = m.value("top_k", int64_t{0});
-      g.moe_ffn = m.value("moe_ffn", int64_t{0});
-      g.head_dim = m.value("head_dim", int64_t{0});  // 0 = hidden / heads
-      g.qk_norm = m.value("qk_norm", false);
-      g.sandwich_norm = m.value("sandwich_norm", false);
-      p.expected_params = m.value("expected_params", 0.0);
-      out.push_back(std::move(p));
-    }
+    for (const json& m : doc.at("models")) out.push_back(catalog_entries::model_from(m));
   } catch (...) {
     out.clear();  // a broken catalog is caught by the catalog tests, never thrown
   }
@@ -71,17 +33,7 @@ std::vector<GpuSpec> load_gpus() {
   std::vector<GpuSpec> out;
   try {
     const json doc = json::parse(catalog_data::kGpusJson);
-    for (const json& g : doc.at("gpus")) {
-      GpuSpec spec;
-      spec.name = g.at("name").get<std::string>();
-      spec.aliases = aliases_of(g);
-      spec.description = g.value("description", "");
-      spec.capacity_bytes = g.at("capacity_bytes").get<double>();
-      spec.source = g.value("source", "");
-      spec.device_names = strings_of(g, "device_names");
-      spec.device_names_source = g.value("device_names_source", "");
-      out.push_back(std::move(spec));
-    }
+    for (const json& g : doc.at("gpus")) out.push_back(catalog_entries::gpu_from(g));
   } catch (...) {
     out.clear();
   }
@@ -107,24 +59,45 @@ Result<const Entry*> find_in(const std::vector<Entry>& catalog, const std::strin
                         listing_command + "'");
 }
 
-// The form GPU lookups compare: trimmed, ASCII lower case, '-' read as '_'.
-std::string gpu_key(const std::string& text) {
-  std::string key = lower(trim(text));
-  std::replace(key.begin(), key.end(), '-', '_');
-  return key;
+using catalog_entries::gpu_key;
+
+// One catalog as lookups see it: immutable once built. Every accepted GPU spelling's key
+// -> its entry (the first entry wins a clash; the catalog tests and the site-catalog
+// validation keep them apart).
+struct Installed {
+  std::vector<ModelPreset> models;
+  std::vector<GpuSpec> gpus;
+  std::unordered_map<std::string, const GpuSpec*> gpu_index;
+};
+
+std::unique_ptr<Installed> make_installed(std::vector<ModelPreset> models, std::vector<GpuSpec> gpus) {
+  auto out = std::make_unique<Installed>();
+  out->models = std::move(models);
+  out->gpus = std::move(gpus);
+  for (const GpuSpec& gpu : out->gpus) {
+    for (const std::string& spelling : gpu_spellings(gpu)) out->gpu_index.emplace(gpu_key(spelling), &gpu);
+  }
+  return out;
 }
 
-// Every accepted spelling's key -> its catalog entry (the first entry wins a clash;
-// the catalog tests keep them apart).
-const std::unordered_map<std::string, const GpuSpec*>& gpu_index() {
-  static const std::unordered_map<std::string, const GpuSpec*> index = [] {
-    std::unordered_map<std::string, const GpuSpec*> out;
-    for (const GpuSpec& gpu : gpu_catalog()) {
-      for (const std::string& spelling : gpu_spellings(gpu)) out.emplace(gpu_key(spelling), &gpu);
-    }
-    return out;
-  }();
-  return index;
+const Installed& builtin() {
+  static const std::unique_ptr<Installed> catalogs = make_installed(load_models(), load_gpus());
+  return *catalogs;
+}
+
+// The site catalog in use (nullptr: the built-in one). Replaced catalogs are kept, never
+// freed: a thread in the middle of a lookup or holding a GpuSpec* keeps a valid object.
+// They are replaced only when a site file changes, so what is kept stays small.
+std::atomic<const Installed*> g_installed{nullptr};
+std::mutex g_installed_mutex;
+std::vector<std::unique_ptr<Installed>>& kept() {
+  static std::vector<std::unique_ptr<Installed>> all;
+  return all;
+}
+
+const Installed& current() {
+  const Installed* site = g_installed.load(std::memory_order_acquire);
+  return site != nullptr ? *site : builtin();
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -144,14 +117,25 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-const std::vector<ModelPreset>& model_catalog() {
-  static const std::vector<ModelPreset> models = load_models();
-  return models;
+const std::vector<ModelPreset>& catalog_entries::builtin_models() { return builtin().models; }
+const std::vector<GpuSpec>& catalog_entries::builtin_gpus() { return builtin().gpus; }
+
+const std::vector<ModelPreset>& model_catalog() { return current().models; }
+
+const std::vector<GpuSpec>& gpu_catalog() { return current().gpus; }
+
+bool install_catalogs(const CatalogSet& set) {
+  if (!set.problems.empty() || set.models.empty() || set.gpus.empty()) return false;
+  std::unique_ptr<Installed> next = make_installed(set.models, set.gpus);
+  std::lock_guard<std::mutex> lock(g_installed_mutex);
+  g_installed.store(next.get(), std::memory_order_release);
+  kept().push_back(std::move(next));
+  return true;
 }
 
-const std::vector<GpuSpec>& gpu_catalog() {
-  static const std::vector<GpuSpec> gpus = load_gpus();
-  return gpus;
+void install_builtin_catalogs() {
+  std::lock_guard<std::mutex> lock(g_installed_mutex);
+  g_installed.store(nullptr, std::memory_order_release);
 }
 
 Result<const ModelPreset*> find_model(const std::string& name) {
@@ -159,7 +143,7 @@ Result<const ModelPreset*> find_model(const std::string& name) {
 }
 
 const GpuSpec* gpu_in_catalog(const std::string& name) {
-  const auto& index = gpu_index();
+  const auto& index = current().gpu_index;
   const auto found = index.find(gpu_key(name));
   return found == index.end() ? nullptr : found->second;
 }

@@ -32,8 +32,37 @@ struct GpuSpec {
   std::string device_names_source;  // where each device name was seen
 };
 
+// The catalogs in use: the built-in ones, or the last set install_catalogs() made current.
+// A catalog is immutable once installed and never freed, so the references and pointers
+// these functions and the lookups below return stay valid across a reload.
 TRAINFIT_API const std::vector<ModelPreset>& model_catalog();
 TRAINFIT_API const std::vector<GpuSpec>& gpu_catalog();
+
+// ---- Site catalogs (docs/site.md) ----
+// Site files (gpus.d/*.json, models.d/*.json) have the format of conf/gpus.json and
+// conf/models.json. Merging is pure (no I/O): the admission library reads the files
+// (trainfit/admission/catalog_dir.h).
+struct CatalogText {
+  std::string path;  // as messages name it
+  std::string text;
+};
+struct CatalogSet {
+  std::vector<ModelPreset> models;
+  std::vector<GpuSpec> gpus;
+  std::vector<std::string> notes;     // "FILE:LINE: gpu 'a40' added (...)", "... overrides ..."
+  std::vector<std::string> problems;  // "FILE:LINE: message", every mistake found
+};
+// The built-in catalogs with the files merged on top, in the order given: an entry whose
+// name is already in the catalog (built-in or an earlier file) replaces that entry whole;
+// other entries are added. Each entry is validated; problems name file, line, field, value
+// and what is accepted.
+TRAINFIT_API CatalogSet merge_catalogs(const std::vector<CatalogText>& gpu_files,
+                                       const std::vector<CatalogText>& model_files);
+// Makes the set's catalogs the ones every lookup uses, in one atomic step. Refused (false,
+// nothing changes) when the set has problems or an empty catalog.
+TRAINFIT_API bool install_catalogs(const CatalogSet& set);
+// Back to the built-in catalogs (tests).
+TRAINFIT_API void install_builtin_catalogs();
 
 // Case-insensitive, by name or alias; unknown names get "did you mean".
 TRAINFIT_API Result<const ModelPreset*> find_model(const std::string& name);

@@ -1,0 +1,194 @@
+#include "site_catalog.h"
+
+#include <pwd.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <vector>
+
+#include "command_options.h"
+#include "trainfit/admission.h"
+#include "trainfit/admission/catalog_dir.h"
+#include "trainfit/catalog.h"
+
+namespace po = boost::program_options;
+
+namespace trainfit::cli {
+namespace {
+
+constexpr const char* kDefaultConf = "/etc/slurm/trainfit.conf";
+
+struct ConfProblem {
+  int line = 0;  // 0: the file as a whole
+  std::string message;
+};
+
+// "trainfit.conf line N: message" -> {N, message}; other errors -> {0, whole message}.
+ConfProblem split_conf_error(const std::string& error) {
+  const std::string prefix = "trainfit.conf line ";
+  if (error.rfind(prefix, 0) != 0) return {0, error};
+  size_t end = prefix.size();
+  int line = 0;
+  while (end < error.size() && error[end] >= '0' && error[end] <= '9' && line < 100000000) {
+    line = line * 10 + (error[end++] - '0');
+  }
+  if (end == prefix.size() || error.compare(end, 2, ": ") != 0) return {0, error};
+  return {line, error.substr(end + 2)};
+}
+
+// Every problem of a trainfit.conf the plugin's own parser finds: parse, and after each
+// error blank the line it names and parse again (the parser stops at the first mistake).
+std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Policy>* last) {
+  std::vector<ConfProblem> out;
+  std::vector<std::string> lines;
+  for (size_t start = 0;;) {
+    const size_t nl = text.find('\n', start);
+    lines.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  for (size_t round = 0; round <= lines.size(); ++round) {
+    *last = admission::parse_policy(text);
+    if (last->ok()) break;
+    const ConfProblem problem = split_conf_error(last->error().message);
+    out.push_back(problem);
+    if (problem.line < 1 || static_cast<size_t>(problem.line) > lines.size() || lines[problem.line - 1].empty()) break;
+    lines[problem.line - 1].clear();
+    text.clear();
+    for (size_t i = 0; i < lines.size(); ++i) text += lines[i] + (i + 1 < lines.size() ? "\n" : "");
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ConfProblem& a, const ConfProblem& b) { return a.line < b.line; });
+  return out;
+}
+
+std::optional<uint32_t> uid_of(const std::string& name) {
+  struct passwd entry, *found = nullptr;
+  char buffer[4096];
+  if (getpwnam_r(name.c_str(), &entry, buffer, sizeof buffer, &found) != 0 || found == nullptr) return std::nullopt;
+  return static_cast<uint32_t>(found->pw_uid);
+}
+
+}  // namespace
+
+std::string take_catalog_dir(int* argc, char** argv, std::string* dir) {
+  const std::string flag = "--catalog-dir";
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") {  // the rest is not ours
+      while (i < *argc) argv[out++] = argv[i++];
+      break;
+    }
+    if (arg == flag) {
+      if (i + 1 >= *argc || argv[i + 1][0] == '\0') return "--catalog-dir needs a value; accepted: a folder holding gpus.d/ and models.d/";
+      *dir = argv[++i];
+      continue;
+    }
+    if (arg.rfind(flag + "=", 0) == 0) {
+      *dir = arg.substr(flag.size() + 1);
+      if (dir->empty()) return "--catalog-dir needs a value; accepted: a folder holding gpus.d/ and models.d/";
+      continue;
+    }
+    argv[out++] = argv[i];
+  }
+  *argc = out;
+  argv[out] = nullptr;
+  return "";
+}
+
+bool use_site_catalogs(const std::string& option, bool print_notes, std::ostream& err) {
+  bool named = false;
+  const std::string dir = admission::catalog_dir(option, &named);
+  const CatalogSet set = admission::load_site_catalogs(dir, named);
+  for (const std::string& problem : set.problems) err << "trainfit: " << problem << "\n";
+  if (!set.problems.empty()) {
+    err << "trainfit: the site catalogs in " << dir << " are not valid (see 'trainfit check-config')\n";
+    return false;
+  }
+  if (print_notes) {
+    for (const std::string& note : set.notes) err << "trainfit: note: " << note << "\n";
+  }
+  return true;
+}
+
+int run_check_config(int argc, char** argv, const std::string& catalog_dir_option) {
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "quiet,q", "no summary line and no notes when everything is valid");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value<std::string>(), "trainfit.conf to check");
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  try {
+    po::options_description all;
+    all.add(visible).add(hidden);
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "trainfit: " << e.what() << "; see 'trainfit check-config --help'\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: trainfit check-config [FILE] [options]\n\n"
+                 "Checks FILE (default " << kDefaultConf << ") with the job_submit plugin's own parser and the site\n"
+                 "catalogs (--catalog-dir, $TRAINFIT_CATALOG_DIR or /etc/trainfit): every problem as\n"
+                 "FILE:LINE: message. Exit 0 when everything is valid, 2 otherwise.\n\n"
+              << visible << "\n";
+    return 0;
+  }
+  const bool quiet = vm.count("quiet") > 0;
+  const std::string path = vm.count("file") ? vm["file"].as<std::string>() : kDefaultConf;
+  size_t problems = 0;
+
+  // The catalogs first: trainfit.conf's default_gpu and gpu_alias name their GPUs.
+  bool named = false;
+  const std::string dir = admission::catalog_dir(catalog_dir_option, &named);
+  const CatalogSet set = admission::load_site_catalogs(dir, named);
+  for (const std::string& problem : set.problems) std::cout << problem << "\n";
+  problems += set.problems.size();
+  if (!quiet) {
+    for (const std::string& note : set.notes) std::cerr << "trainfit: note: " << note << "\n";
+  }
+
+  Result<std::string> text = admission::read_regular_file(path, admission::kMaxConfBytes);
+  size_t partitions = 0, aliases = 0;
+  if (!text) {
+    const std::string& why = text.error().message;
+    std::cout << path << ": " << (why.rfind(path + ": ", 0) == 0 ? why.substr(path.size() + 2) : why) << "\n";
+    ++problems;
+  } else {
+    Result<admission::Policy> policy = make_error(ErrorCode::kInvalidValue, "", "");
+    for (const ConfProblem& p : conf_problems(text.value(), &policy)) {
+      std::cout << path << ":" << (p.line > 0 ? std::to_string(p.line) + ":" : "") << " " << p.message << "\n";
+      ++problems;
+    }
+    if (policy.ok()) {
+      partitions = policy.value().partitions.size();
+      aliases = policy.value().gpu_aliases.size();
+      if (!quiet) {
+        admission::Policy copy = policy.value();
+        for (const std::string& user : admission::resolve_exempt_users(copy, uid_of)) {
+          std::cerr << "trainfit: note: " << path << ": exempt user '" << user
+                    << "' is not known to this host (the plugin ignores it on a host that does not know it)\n";
+        }
+      }
+    }
+  }
+  if (problems > 0) {
+    std::cerr << "trainfit: " << problems << " problem" << (problems == 1 ? "" : "s") << " found\n";
+    return 2;
+  }
+  if (!quiet) {
+    std::cout << path << ": ok: " << partitions << " partition override" << (partitions == 1 ? "" : "s") << ", "
+              << aliases << " GPU alias" << (aliases == 1 ? "" : "es") << "; catalogs: " << gpu_catalog().size()
+              << " GPUs, " << model_catalog().size() << " models (" << set.notes.size() << " site entr"
+              << (set.notes.size() == 1 ? "y" : "ies") << " from " << dir << ")\n";
+  }
+  return 0;
+}
+
+}  // namespace trainfit::cli

@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# The packages as an administrator gets them (as root, on a throwaway machine: CI):
+# packaging/build-deb.sh, dpkg -i, then a fresh loopback slurmctld + slurmd that loads the
+# INSTALLED plugins (PluginDir left at Slurm's default, the SPANK line taken from the
+# installed example), real sbatch submissions accepted, rejected and resized; the RPM built
+# with rpmbuild -ta (--nodeps: its BuildRequires are RHEL's names) where rpmbuild exists and
+# its file list checked. The packages are purged (dpkg --purge) and the user trainfit deleted
+# (when this test created it) at exit, whatever happened.
+# Usage: install_test.sh [WORKDIR]   (WORKDIR: where .deb/.rpm files are built, kept)
+# TRAINFIT_DEBS=DIR, TRAINFIT_RPMS=DIR: use the packages already in DIR instead of building them (the build
+# is most of the time: ~8 min each on 2 cores). TRAINFIT_RPM=0: skip the RPM.
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+here=$src/tests
+dir=$(mktemp -d /tmp/trainfit-install.XXXXXX)
+chmod 755 "$dir"
+work=${1:-$dir/pkg}
+mkdir -p "$work"
+pass=0; failures=0; installed=(); made_user=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+fail() { failures=$((failures + 1)); echo "FAIL $1"; shift; printf '     %s\n' "$@"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else fail "$name" "${detail:-}"; fi; }
+
+stop_cluster() {
+  for daemon in slurmd slurmctld; do
+    [[ -f $dir/run/$daemon.pid ]] && kill "$(cat "$dir/run/$daemon.pid" 2>/dev/null)" 2>/dev/null
+  done
+  for _ in $(seq 50); do pgrep -f "slurm(ctld|d) -f $dir/slurm.conf" >/dev/null || break; sleep 0.1; done
+}
+finish() {
+  stop_cluster
+  if ((${#installed[@]})); then
+    # --purge: dpkg -r alone leaves the conffiles (/etc/logrotate.d/trainfit-slurm) and the unit's state.
+    dpkg --purge "${installed[@]}" >/dev/null 2>&1 || echo "install_test.sh: dpkg --purge ${installed[*]} failed" >&2
+    for p in "${installed[@]}"; do
+      st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
+      [[ -z $st || $st == *not-installed* ]] || fail "$p not purged: $st"
+    done
+    [[ -e /etc/logrotate.d/trainfit-slurm ]] && fail "/etc/logrotate.d/trainfit-slurm left after purge"
+  fi
+  ((made_user)) && { userdel trainfit 2>/dev/null; groupdel trainfit 2>/dev/null; }
+  echo "$pass passed, $failures failed"
+  [[ $failures -eq 0 ]] && rm -rf "$dir"
+  [[ $failures -eq 0 ]]
+}
+trap 'finish; exit $?' EXIT
+
+if [[ $(id -u) -ne 0 ]]; then fail "install_test.sh needs root (dpkg -i, munged, slurmctld)"; exit 1; fi
+for p in trainfit trainfit-slurm trainfit-doc; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    fail "$p is already installed; this test installs and removes it: refusing"; exit 1
+  fi
+done
+getent passwd trainfit >/dev/null || made_user=1
+
+# ---- Build ----
+slurm_version=$(sh "$src/packaging/slurm-version.sh")
+slurm_next=$(sh "$src/packaging/slurm-version.sh" next)
+if [[ -n ${TRAINFIT_DEBS:-} ]]; then
+  debdir=$TRAINFIT_DEBS
+else
+  debdir=$work/deb
+  start=$SECONDS
+  if bash "$src/packaging/build-deb.sh" "$debdir" > "$dir/build-deb.out"; then
+    ok "packaging/build-deb.sh built the packages ($((SECONDS - start)) s)"
+  else
+    fail "packaging/build-deb.sh" "$(tail -20 "$dir/build-deb.out")"; exit 1
+  fi
+fi
+deb() { ls "$debdir"/"$1"_*.deb 2>/dev/null | head -1; }
+for p in trainfit trainfit-slurm trainfit-doc; do
+  [[ -n $(deb $p) ]] || { fail "no $p .deb in $debdir"; exit 1; }
+done
+field() { dpkg-deb -f "$(deb "$1")" "$2"; }
+detail=$(field trainfit-slurm Version)
+check "trainfit-slurm's version names Slurm $slurm_version" \
+  grep -qE "^[0-9.]+\+slurm$slurm_version-[0-9]+\$" <<<"$detail"
+detail=$(field trainfit-slurm Depends)
+check "trainfit-slurm depends on Slurm $slurm_version exactly (any Debian revision)" \
+  grep -qF "slurm-wlm-basic-plugins (>= $slurm_version~), slurm-wlm-basic-plugins (<< $slurm_next~)" <<<"$detail"
+# The real package that holds Slurm's plugins here (the name pinned above).
+owner=$(dpkg -S "$(ls /usr/lib/*/slurm-wlm/auth_munge.so | head -1)" 2>/dev/null | cut -d: -f1)
+detail="owner of auth_munge.so: $owner"; check "slurm-wlm-basic-plugins holds this Slurm's plugins" test "$owner" = slurm-wlm-basic-plugins
+detail=$(field trainfit-doc Architecture); check "trainfit-doc is Architecture: all" test "$detail" = all
+
+# ---- Install ----
+out=$(dpkg -i "$(deb trainfit)" "$(deb trainfit-slurm)" "$(deb trainfit-doc)" 2>&1); rc=$?
+installed=(trainfit-slurm trainfit-doc trainfit)
+detail="rc=$rc $out"; check "dpkg -i of the three packages" test $rc -eq 0
+((rc == 0)) || exit 1
+plugindir=$(dirname "$(dpkg -L trainfit-slurm | grep '/job_submit_trainfit.so$')")
+detail="$plugindir"; check "the plugins are in Slurm's plugin dir (beside auth_munge.so)" \
+  test -f "$plugindir/auth_munge.so" -a -f "$plugindir/spank_trainfit.so" -a -f "$plugindir/job_submit_trainfit.so"
+detail=$(command -v trainfit); check "trainfit is /usr/bin/trainfit" test "$detail" = /usr/bin/trainfit
+version=$(sed -n 's/^project(trainfit VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+detail=$(/usr/bin/trainfit --version 2>&1); check "/usr/bin/trainfit --version" test "$detail" = "trainfit $version"
+detail=$(getent passwd trainfit); check "postinst created the system user trainfit (no login shell)" \
+  grep -qE '^trainfit:x:[0-9]{1,3}:.*:(/usr/sbin/nologin|/bin/false)$' <<<"$detail"
+unit=$(dpkg -L trainfit | grep '/trainfit.service$')
+detail="$unit"; check "trainfit.service installed in a systemd unit dir" test -f "$unit"
+if command -v systemd-analyze >/dev/null; then
+  detail=$(systemd-analyze verify "$unit" 2>&1); check "systemd-analyze verify trainfit.service" test -z "$detail"
+fi
+detail=$(grep -E '^(User|ExecStart|NoNewPrivileges|ProtectSystem|ProtectHome|PrivateTmp)=' "$unit")
+check "the unit: User=trainfit, loopback, hardened" test "$(grep -cE '^(User=trainfit|ExecStart=/usr/bin/trainfit serve .*|NoNewPrivileges=yes|ProtectSystem=strict|ProtectHome=yes|PrivateTmp=yes)$' <<<"$detail")" -eq 6 \
+  -a -n "$(grep -x 'Environment=TRAINFIT_LISTEN=127.0.0.1:8080' "$unit")"
+detail=$(ls /usr/share/doc/trainfit/ 2>&1); check "trainfit-doc: README and docs, uncompressed" test -f /usr/share/doc/trainfit/README.md -a -f /usr/share/doc/trainfit/slurm.md
+examples=/usr/share/trainfit/examples
+detail=$(/usr/bin/trainfit policy --conf $examples/trainfit.conf --partition elastic --model llama3-8b 2>&1)
+check "the example trainfit.conf parses with the real parser" test $? -eq 0
+# The keys the parser knows, as its own error message lists them; each must be set in the example.
+echo "no_such_key = 1" > "$dir/unknown.conf"
+known=$(/usr/bin/trainfit policy --conf "$dir/unknown.conf" --model llama3-8b 2>&1 | sed -n 's/.*; known: //p' | tr -d ' ' | tr ',' ' ')
+missing=""
+for key in $known; do
+  case $key in
+    gpu_alias.NAME) pattern='^gpu_alias\.[a-z0-9_]+ = ' ;;
+    partition.NAME.KEY) pattern='^partition\.[a-z0-9_]+\.[a-z_]+ = ' ;;
+    *) pattern="^$key = " ;;
+  esac
+  grep -qE "$pattern" $examples/trainfit.conf || missing+=" $key"
+done
+detail="known: $known; missing:$missing"
+check "the example sets every key the parser knows" test -n "$known" -a -z "$missing"
+logrotate_conf=/etc/logrotate.d/trainfit-slurm
+detail=$(cat $logrotate_conf 2>&1); check "logrotate: plain rotation of the audit log, no copytruncate" \
+  test -f $logrotate_conf -a -z "$(grep -E '^\s*(copytruncate|postrotate)' $logrotate_conf)"
+if command -v logrotate >/dev/null; then  # a real rotation: the plugin's writer must follow it (below)
+  mkdir -p "$dir/logrotate"
+  sed "s|^/var/log/slurm/trainfit-audit.jsonl|$dir/audit.jsonl|" $logrotate_conf > "$dir/logrotate/trainfit-slurm"
+fi
+
+# ---- A fresh cluster with the installed plugins ----
+source "$here/slurm/cluster.sh"   # cluster_munge
+cluster_munge || { fail "munged"; exit 1; }
+port=$((28100 + ($$ % 500) * 4))
+mkdir -p "$dir"/{state,spool,run,log,dev}
+for i in $(seq 0 63); do : > "$dir/dev/nvidia$i"; done
+cat > "$dir/slurm.conf" <<CONF
+ClusterName=install$$
+SlurmctldHost=localhost
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+SlurmdParameters=config_overrides
+ReturnToService=2
+MpiDefault=none
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+PlugStackConfig=$dir/plugstack.conf
+JobSubmitPlugins=trainfit
+NodeName=localhost CPUs=64 RealMemory=512000 Gres=gpu:h100:64 State=UNKNOWN
+PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+PartitionName=elastic Nodes=localhost MaxTime=INFINITE State=UP
+CONF
+cat > "$dir/gres.conf" <<CONF
+AutoDetect=off
+NodeName=localhost Name=gpu Type=h100 File=$dir/dev/nvidia[0-63]
+CONF
+cat > "$dir/trainfit.conf" <<CONF
+action = reject
+default_gpu = h100
+gpus_per_node = 64
+resize_max_gpus = 64
+default_partition = gpu
+audit_log = $dir/audit.jsonl
+partition.elastic.action = resize
+CONF
+# The SPANK line as the package ships it (commented out), enabled, pointed at this policy.
+sed -n 's|^#\(required .*spank_trainfit.so.*\)|\1|p' $examples/plugstack.conf.d/trainfit.conf |
+  sed "s|conf=/etc/slurm/trainfit.conf|conf=$dir/trainfit.conf|" > "$dir/plugstack.conf"
+detail=$(cat "$dir/plugstack.conf"); check "the shipped SPANK line names the installed plugin" \
+  grep -qx "required $plugindir/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf" "$dir/plugstack.conf"
+detail=$(grep -HnE "PluginDir|$src|/build|\.so" "$dir/slurm.conf" "$dir/plugstack.conf" | grep -v "^$dir/plugstack.conf:1:required $plugindir/spank_trainfit.so ")
+check "no build-tree path and no PluginDir in slurm.conf / plugstack.conf" test -z "$detail"
+chmod -R a+rX "$dir"
+export SLURM_CONF=$dir/slurm.conf
+TRAINFIT_CONF=$dir/trainfit.conf /usr/sbin/slurmctld -f "$dir/slurm.conf" || { fail "slurmctld start" "$(tail "$dir/log/slurmctld.log")"; exit 1; }
+/usr/sbin/slurmd -f "$dir/slurm.conf" || { fail "slurmd start" "$(tail "$dir/log/slurmd.log")"; exit 1; }
+state=""
+for _ in $(seq 150); do
+  pgrep -f "slurmctld -f $dir/slurm.conf" >/dev/null || break
+  state=$(timeout 10 sinfo -h -o %T 2>/dev/null | head -1)
+  [[ $state == idle* ]] && break
+  [[ $state == drain* || $state == down* ]] && scontrol update nodename=localhost state=resume >/dev/null 2>&1
+  sleep 0.2
+done
+detail="state=$state; $(tail -5 "$dir/log/slurmctld.log")"
+check "slurmctld + slurmd up with the installed plugins, node idle" test "${state%%[*~]*}" = idle
+[[ $state == idle* ]] || exit 1
+detail=$(grep -m1 "job_submit/trainfit" "$dir/log/slurmctld.log")
+check "slurmctld loaded job_submit/trainfit and read the policy" grep -q "$dir/trainfit.conf" <<<"$detail"
+
+help=$(sbatch --help 2>&1)
+for o in --llm-model --llm-seq --llm-zero --llm-recompute --llm-check; do
+  detail=$(grep -- "--llm" <<<"$help" | head -3); check "sbatch --help lists $o" grep -q -- "$o" <<<"$help"
+done
+
+big=(--llm-model=llama3-70b --llm-seq=8192 --llm-zero=3 --llm-recompute=full)
+min=$(/usr/bin/trainfit min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
+jobs() { squeue -h -a -o %i | wc -l; }
+out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-seq=4096 --llm-zero=3 --wrap "sleep 1" 2>&1); rc=$?
+detail="rc=$rc $out"; check "accept: llama3-8b on 8 x H100, silently" test $rc -eq 0 -a "${out%% *}" = Submitted -a "$(wc -l <<<"$out")" -eq 1
+before=$(jobs)
+out=$(sbatch --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
+detail="rc=$rc $out"
+check "reject: llama3-70b seq 8192 on 8 x H100, min_gpus_to_fit=$min" \
+  test $rc -eq 1 -a "$(jobs)" -eq "$before" -a -n "$(grep -F "min_gpus_to_fit=$min" <<<"$out")"
+out=$(sbatch -H -p elastic --parsable --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
+job=$(tail -1 <<<"$out")
+tres=$(scontrol show job -o "$job" 2>/dev/null | grep -o 'TresPerJob=[^ ]*')
+detail="rc=$rc $out; $tres"
+check "resize: -p elastic, 8 -> $min GPUs" test $rc -eq 0 -a -n "$(grep -F "resized from 8 to $min" <<<"$out")" -a "${tres##*:}" = "$min"
+scontrol cancel "$job" 2>/dev/null
+before=$(jobs)
+out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-zero=7 --wrap true 2>&1); rc=$?
+detail="rc=$rc $out"; check "the SPANK plugin refuses --llm-zero=7 in sbatch" test $rc -ne 0 -a "$(jobs)" -eq "$before"
+sleep 0.5
+lines=$(wc -l < "$dir/audit.jsonl" 2>/dev/null || echo 0)
+detail="lines=$lines"; check "the audit log has the reject and the resize" test "$lines" -ge 2
+
+if [[ -f $dir/logrotate/trainfit-slurm ]]; then  # rotate under the running plugin: it follows
+  logrotate -f -s "$dir/logrotate/status" "$dir/logrotate/trainfit-slurm" 2>"$dir/logrotate/err"
+  rc=$?; sleep 1.2
+  sbatch --gpus=h100:8 "${big[@]}" --wrap true >/dev/null 2>&1
+  sleep 0.5
+  detail="rc=$rc $(cat "$dir/logrotate/err"); $(echo "$dir"/audit*)"
+  check "after logrotate the plugin writes a new audit log, the old one is kept" \
+    test $rc -eq 0 -a -f "$dir/audit.jsonl.1" -a "$(wc -l < "$dir/audit.jsonl.1")" -eq "$lines" -a "$(wc -l < "$dir/audit.jsonl" 2>/dev/null || echo 0)" -eq 1
+fi
+
+# ---- RPM ----
+rpmdir=${TRAINFIT_RPMS:-}
+if [[ -z $rpmdir && ${TRAINFIT_RPM:-1} != 0 ]] && command -v rpmbuild >/dev/null; then
+  tarball=$work/trainfit-$version.tar.gz
+  # What `git archive --prefix=trainfit-$version/ HEAD` gives, from the working tree (new files included).
+  (cd "$src" && git ls-files -co --exclude-standard | while read -r f; do [[ -e $f ]] && echo "$f"; done |
+     tar --transform "s|^|trainfit-$version/|" -czf "$tarball" -T -)
+  mkdir -p "$work/rpm"
+  start=$SECONDS
+  if rpmbuild -ta --nodeps --define "_topdir $work/rpm" "$tarball" > "$dir/rpmbuild.out" 2>&1; then
+    ok "rpmbuild -ta --nodeps ($((SECONDS - start)) s)"
+    rpmdir=$work/rpm/RPMS
+  else
+    fail "rpmbuild -ta --nodeps" "$(tail -20 "$dir/rpmbuild.out")"
+  fi
+fi
+if [[ -n $rpmdir ]]; then
+  rpm_file() { find "$rpmdir" -name "$1-[0-9]*.rpm" | head -1; }
+  main=$(rpm -qlp "$(rpm_file trainfit)" 2>/dev/null); slurm=$(rpm -qlp "$(rpm_file trainfit-slurm)" 2>/dev/null)
+  doc=$(rpm -qlp "$(rpm_file trainfit-doc)" 2>/dev/null)
+  detail="$main"; check "rpm trainfit: /usr/bin/trainfit and the unit" \
+    test -n "$(grep -x /usr/bin/trainfit <<<"$main")" -a -n "$(grep '/systemd/system/trainfit.service$' <<<"$main")"
+  detail="$slurm"; check "rpm trainfit-slurm: both plugins in $plugindir, the examples, logrotate" \
+    test -n "$(grep -x "$plugindir/job_submit_trainfit.so" <<<"$slurm")" -a -n "$(grep -x "$plugindir/spank_trainfit.so" <<<"$slurm")" \
+    -a -n "$(grep -x /usr/share/trainfit/examples/trainfit.conf <<<"$slurm")" -a -n "$(grep -x /etc/logrotate.d/trainfit-slurm <<<"$slurm")"
+  detail="$doc"; check "rpm trainfit-doc: the docs" test -n "$(grep -x /usr/share/doc/trainfit/slurm.md <<<"$doc")"
+  detail=$(rpm -qp --qf '%{VERSION}\n' "$(rpm_file trainfit-slurm)" 2>&1; rpm -qpR "$(rpm_file trainfit-slurm)" 2>&1)
+  check "rpm trainfit-slurm: version names Slurm $slurm_version, requires exactly it" \
+    test -n "$(grep -x "slurm = $slurm_version" <<<"$detail")" -a -n "$(grep -x "$version+slurm$slurm_version" <<<"$detail")"
+  detail=$(rpm -qp --scripts "$(rpm_file trainfit)" 2>&1); check "rpm trainfit: %pre creates the user trainfit" grep -q "useradd -r -g trainfit" <<<"$detail"
+fi

@@ -1,0 +1,155 @@
+#!/bin/bash
+# Site catalogs through the CLI (docs/site.md): --catalog-dir, $TRAINFIT_CATALOG_DIR,
+# what a site GPU or model changes in `trainfit estimate`, and errors with file:line.
+# Expected numbers come from the files written here.
+# usage: site_catalog_test.sh TRAINFIT
+set -u
+T=$1
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', expected '$3'"; fi; }
+contains() { if grep -qF -- "$3" <<<"$2"; then ok "$1"; else bad "$1: '$3' not in: $2"; fi; }
+
+mkdir -p "$W/site/gpus.d" "$W/site/models.d"
+A40=48305799168 V100=34359738368 NVL=100663296000
+cat >"$W/site/gpus.d/10-site.json" <<EOF
+{
+  "_comment": "site GPUs: nvidia-smi memory.total in MiB x 1048576",
+  "gpus": [
+    {"name": "a40", "description": "NVIDIA A40 48 GB", "capacity_bytes": $A40,
+     "device_names": ["NVIDIA A40"]},
+    {"name": "v100-32gb", "aliases": ["v100"], "capacity_bytes": $V100},
+    {"name": "h100-nvl", "capacity_bytes": $NVL, "device_names": ["NVIDIA H100 NVL"]}
+  ]
+}
+EOF
+cat >"$W/site/models.d/10-acme.json" <<'EOF'
+{"models": [
+  {"name": "acme-13b", "aliases": ["acme13"], "layers": 40, "hidden": 5120, "heads": 40, "kv_heads": 8,
+   "ffn": 13824, "vocab": 64000}
+]}
+EOF
+gib() { awk -v b="$1" 'BEGIN { printf "%.4f", b / 1073741824 }'; }
+capacity() { "$@" --format json 2>/dev/null | sed -n 's/^ *"capacity_gb": \([0-9.]*\).*/\1/p' | head -1 | awk '{ printf "%.4f", $1 }'; }
+
+# Without the site catalogs: unknown.
+"$T" estimate --catalog-dir "$W/empty-but-absent" --model llama3-8b --gpus 8 >/dev/null 2>"$W/err"
+check "a named --catalog-dir that does not exist is an error (exit 2)" "$?" 2
+contains "... saying so" "$(cat "$W/err")" "$W/empty-but-absent: not found"
+mkdir "$W/none"
+TRAINFIT_CATALOG_DIR="$W/none" "$T" estimate --gpu a40 --model llama3-8b --gpus 8 >/dev/null 2>"$W/err"
+check "without site catalogs a40 is unknown" "$?" 2
+contains "... with the catalog error" "$(cat "$W/err")" "gpu='a40' is not in the catalog"
+
+# Each site GPU's capacity reaches the estimate.
+for case in "a40 $A40" "v100 $V100" "NVIDIA H100 NVL $NVL" "nvidia_h100_nvl $NVL"; do
+  bytes=${case##* } name=${case% *}
+  got=$(capacity "$T" estimate --catalog-dir "$W/site" --model llama3-8b --gpus 8 --zero 3 --gpu "$name")
+  check "--gpu '$name' capacity_gb from the file" "$got" "$(gib "$bytes")"
+done
+got=$(TRAINFIT_CATALOG_DIR="$W/site" capacity "$T" estimate --model llama3-8b --gpus 8 --gpu a40)
+check "TRAINFIT_CATALOG_DIR works like --catalog-dir" "$got" "$(gib $A40)"
+got=$(capacity "$T" --catalog-dir="$W/site" estimate --model llama3-8b --gpus 8 --gpu a40)
+check "--catalog-dir=DIR before the command" "$got" "$(gib $A40)"
+
+# A site model: accepted by --model, with its geometry (parameters from the file's numbers).
+"$T" estimate --model acme-13b --gpus 8 --catalog-dir /nonexistent >/dev/null 2>&1
+check "acme-13b unknown without the catalog" "$?" 2
+out=$("$T" estimate --catalog-dir "$W/site" --model acme13 --gpus 8 --zero 3 --gpu a40 --format json 2>&1)
+rc=$?
+check "acme13 (alias) accepted (exit 0 fits or 1 does not fit, not 2)" "$((rc < 2))" 1
+# Llama-style parameter count from the file: embeddings + head (untied) + per layer
+# (q,o: h*h; k,v: h*kv*hd; MLP 3*h*ffn; two norms) + final norm.
+expected=$(awk 'BEGIN { L=40; h=5120; nh=40; kv=8; f=13824; V=64000; hd=h/nh;
+  printf "%.0f", 2*V*h + L*(2*h*h + 2*h*kv*hd + 3*h*f + 2*h) + h }')
+contains "acme-13b's parameter count from its geometry" "$out" "\"total\": $expected,"
+"$T" models --catalog-dir "$W/site" 2>/dev/null | grep -q '^acme-13b'
+check "trainfit models lists it" "$?" 0
+notes=$("$T" gpus --catalog-dir "$W/site" 2>&1 >/dev/null)
+contains "trainfit gpus notes what was added" "$notes" "$W/site/gpus.d/10-site.json:4: gpu 'a40' added"
+
+# Override: a later file replaces the earlier and the built-in entry; a note says so.
+cat >"$W/site/gpus.d/20-override.json" <<'EOF'
+{"gpus": [
+  {"name": "a40", "capacity_bytes": 42949672960},
+  {"name": "h100", "aliases": ["h100-sxm"], "capacity_bytes": 80000000000}
+]}
+EOF
+got=$(capacity "$T" estimate --catalog-dir "$W/site" --model llama3-8b --gpus 8 --gpu a40)
+check "20-override.json overrides 10-site.json" "$got" "$(gib 42949672960)"
+got=$(capacity "$T" estimate --catalog-dir "$W/site" --model llama3-8b --gpus 8 --gpu h100-sxm)
+check "the site h100 overrides the built-in one" "$got" "$(gib 80000000000)"
+notes=$("$T" gpus --catalog-dir "$W/site" 2>&1 >/dev/null)
+contains "note: which overrode what" "$notes" "$W/site/gpus.d/20-override.json:2: gpu 'a40' overrides the entry at $W/site/gpus.d/10-site.json:4"
+contains "note: the built-in h100" "$notes" "$W/site/gpus.d/20-override.json:3: gpu 'h100' overrides the built-in entry"
+rm "$W/site/gpus.d/20-override.json"
+
+# The service: `trainfit serve --catalog-dir` answers with the site GPU's capacity.
+if command -v curl >/dev/null; then
+  timeout -k 5 30 "$T" serve --catalog-dir "$W/site" --listen 127.0.0.1:0 2>"$W/serve.err" &
+  serve_pid=$!
+  port=""
+  for _ in $(seq 100); do
+    port=$(sed -n 's/^trainfit: serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$W/serve.err")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  body=$(curl -s -X POST "127.0.0.1:$port/edge/training" -H 'Content-Type: application/json' \
+    -d '{"model":"acme-13b","gpu":"a40","num_gpus":8,"zero_stage":3}')
+  kill "$serve_pid" 2>/dev/null
+  wait "$serve_pid" 2>/dev/null
+  got=$(sed -n 's/.*"capacity_gb": *\([0-9.]*\).*/\1/p' <<<"$body" | head -1 | awk '{ printf "%.4f", $1 }')
+  check "serve --catalog-dir: the site model and GPU over HTTP" "$got" "$(gib $A40)"
+  contains "serve notes the site entries at start" "$(cat "$W/serve.err")" "gpu 'a40' added"
+fi
+
+# A bad file: exact file:line, field, value, accepted; exit 2; nothing half-applied.
+cat >"$W/site/gpus.d/30-bad.json" <<'EOF'
+{"gpus": [
+  {"name": "l40s", "capacity_bytes": 48305799168},
+  {"name": "t4",
+   "capacity_bytes": "16GB"}
+]}
+EOF
+"$T" estimate --catalog-dir "$W/site" --model llama3-8b --gpus 8 --gpu a40 >/dev/null 2>"$W/err"
+check "a bad site file stops the CLI (exit 2)" "$?" 2
+contains "... naming file:line, field, value and accepted" "$(cat "$W/err")" \
+  "trainfit: $W/site/gpus.d/30-bad.json:4: gpus[1] 't4': capacity_bytes='16GB' is not valid; accepted: bytes"
+
+# check-config: the same problem, and trainfit.conf's problems, all of them.
+cat >"$W/trainfit.conf" <<'EOF'
+# a site's policy
+action = resise
+headroom = 0.1
+default_gpu = a40
+gpus_per_node = 0
+gpu_alias.ampere48 = a40
+partition.big.actoin = warn
+EOF
+out=$("$T" check-config --catalog-dir "$W/site" "$W/trainfit.conf" 2>/dev/null)
+check "check-config exit 2 on problems" "$?" 2
+contains "check-config: the catalog problem" "$out" "$W/site/gpus.d/30-bad.json:4: gpus[1] 't4': capacity_bytes='16GB'"
+contains "check-config: line 2" "$out" "$W/trainfit.conf:2: action='resise' is not valid; accepted: reject|resize|warn"
+contains "check-config: line 5 too (not only the first)" "$out" "$W/trainfit.conf:5: gpus_per_node='0' is not valid"
+contains "check-config: line 7 too" "$out" "$W/trainfit.conf:7: unknown partition key 'actoin'"
+# default_gpu and gpu_alias name a40, which the invalid site catalog would have added:
+# the plugin would use the built-in catalogs, so those lines are problems too.
+contains "check-config: line 4 (a40 not in the catalog in force)" "$out" "$W/trainfit.conf:4: default_gpu: gpu='a40' is not in the catalog"
+check "check-config: 6 problems, one line each" "$(wc -l <<<"$out")" 6
+rm "$W/site/gpus.d/30-bad.json"
+printf 'action = resize\ndefault_gpu = a40\ngpu_alias.ampere48 = a40\npartition.big.action = warn\n' >"$W/trainfit.conf"
+out=$("$T" check-config --catalog-dir "$W/site" "$W/trainfit.conf" 2>/dev/null)
+check "check-config exit 0 when clean" "$?" 0
+check "... one summary line" "$(wc -l <<<"$out")" 1
+contains "... naming the file" "$out" "$W/trainfit.conf: ok: 1 partition override, 1 GPU alias"
+"$T" check-config --catalog-dir /nonexistent-site "$W/trainfit.conf" >/dev/null 2>&1
+check "check-config: default_gpu = a40 fails without the site catalog" "$?" 2
+"$T" check-config "$W/absent.conf" --catalog-dir "$W/site" >"$W/out" 2>/dev/null
+check "check-config: a missing file is a problem" "$?" 2
+contains "... said" "$(cat "$W/out")" "$W/absent.conf: not found"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
