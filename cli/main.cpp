@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
       return kBadInput;
     }
     if (command == "models" || command == "gpus" || command == "fields") return run_catalog_command(command, argc - 1, argv + 1);
-    if (command == "serve") return cli::run_serve(argc - 1, argv + 1);
+    if (command == "serve") return cli::run_serve(argc - 1, argv + 1, catalog_dir);
     if (command == "plot") return cli::run_plot(argc - 1, argv + 1);
     if (command == "policy") return cli::run_policy(argc - 1, argv + 1);
     if (command == "report") return cli::run_report(argc - 1, argv + 1);

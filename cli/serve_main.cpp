@@ -1,4 +1,5 @@
-// `trainfit serve`: options, and the server's life: bind, serve, stop on SIGTERM/SIGINT.
+// `trainfit serve`: options, and the server's life: bind, serve, reload the site catalogs
+// on SIGHUP, stop on SIGTERM/SIGINT.
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include "serve_loops.h"
 #include "serve_metrics.h"
 #include "serve_routes.h"
+#include "site_catalog.h"
 
 namespace po = boost::program_options;
 
@@ -140,9 +142,26 @@ std::string current_user() {
   return pw != nullptr ? pw->pw_name : std::to_string(geteuid());
 }
 
+// SIGHUP: the site catalogs read again, as at start (docs/site.md). A set with problems is
+// reported and not installed: the service goes on with the catalogs it had. Runs on an
+// event-loop thread; the files are bounded (256 files of 1 MiB a folder).
+void reload_catalogs_on_sighup(boost::asio::signal_set& hup, const std::string& catalog_dir, Routes& routes) {
+  hup.async_wait([&hup, &catalog_dir, &routes](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    std::cerr << "trainfit: SIGHUP: reading the site catalogs again\n";
+    if (use_site_catalogs(catalog_dir, true, std::cerr)) {
+      routes.refresh_catalogs();
+      std::cerr << "trainfit: site catalogs reloaded\n";
+    } else {
+      std::cerr << "trainfit: site catalogs not reloaded; the ones in use stay\n";
+    }
+    reload_catalogs_on_sighup(hup, catalog_dir, routes);
+  });
+}
+
 }  // namespace
 
-int run_serve(int argc, char** argv) {
+int run_serve(int argc, char** argv, const std::string& catalog_dir) {
   ServeOptions o;
   int exit_code = 0;
   if (!parse_options(argc, argv, o, &exit_code)) return exit_code;
@@ -153,13 +172,15 @@ int run_serve(int argc, char** argv) {
 
   EventLoops loops(o.threads);
   Metrics metrics;
-  const Routes routes(o.node_name, o.max_body, o.timeout_s, metrics);
+  Routes routes(o.node_name, o.max_body, o.timeout_s, metrics);
   ConnectionHub hub(routes, metrics, *log,
                     {o.max_body, std::chrono::seconds(o.timeout_s), std::chrono::seconds(o.idle_timeout_s)});
   Listener listener(loops, hub, o.max_connections);
   const int port = listener.bind(o.host, o.port, &error);
   if (port < 0) return fail("listen='" + o.host + ":" + std::to_string(o.port) + "' cannot be bound: " + error);
   if (!drop_privileges(o.user, &error)) return fail(error);
+  boost::asio::signal_set hup(loops.first(), SIGHUP);  // before "serving on": a HUP from then on reloads
+  reload_catalogs_on_sighup(hup, catalog_dir, routes);
   std::cerr << "trainfit: serving on " << o.host << ":" << port << " as '" << o.node_name << "' with " << o.threads
             << " threads, user " << current_user() << "\n";
 
@@ -172,6 +193,7 @@ int run_serve(int argc, char** argv) {
               << ": stopping; finishing the requests in flight\n";
     listener.stop();
     hub.stop();
+    hup.cancel();
     loops.release();
   });
   listener.start();

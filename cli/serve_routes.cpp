@@ -98,9 +98,14 @@ Routes::Routes(std::string node_name, std::size_t max_body, int timeout_s, const
       max_body_(max_body),
       timeout_s_(timeout_s),
       metrics_(metrics),
-      models_json_(capture(print_models)),
-      gpus_json_(capture(print_gpus)),
-      fields_json_(capture(print_fields)) {}
+      catalogs_(render_catalogs()) {}
+
+std::shared_ptr<const Routes::CatalogReplies> Routes::render_catalogs() {
+  return std::make_shared<const CatalogReplies>(
+      CatalogReplies{capture(print_models), capture(print_gpus), capture(print_fields)});
+}
+
+void Routes::refresh_catalogs() { std::atomic_store(&catalogs_, render_catalogs()); }
 
 HttpReply Routes::handle(const HttpRequest& req) const {
   const std::string_view path = req.path;
@@ -119,9 +124,10 @@ HttpReply Routes::handle(const HttpRequest& req) const {
   if (!get) return not_allowed(req, "GET, HEAD", "GET");
   if (path == "/healthz") return make_reply(200, "ok\n", "text/plain");
   if (path == "/metrics") return make_reply(200, metrics_.render(), "text/plain; version=0.0.4");
-  if (path == "/v1/models") return make_reply(200, models_json_);
-  if (path == "/v1/gpus") return make_reply(200, gpus_json_);
-  return make_reply(200, fields_json_);
+  const std::shared_ptr<const CatalogReplies> catalogs = this->catalogs();
+  if (path == "/v1/models") return make_reply(200, catalogs->models);
+  if (path == "/v1/gpus") return make_reply(200, catalogs->gpus);
+  return make_reply(200, catalogs->fields);
 }
 
 // The CLI's `estimate --request FILE --format json`, byte for byte, with this node's name.

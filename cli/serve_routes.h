@@ -2,6 +2,7 @@
 // HTTP errors, independent of how connections are handled (serve_connection.cpp).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,10 @@ class Routes {
   // Every request whose head and body were read in full.
   HttpReply handle(const HttpRequest& req) const;
 
+  // Renders /v1/models, /v1/gpus and /v1/fields again from the catalogs now installed
+  // (after a reload on SIGHUP); requests in flight keep the replies they started with.
+  void refresh_catalogs();
+
   // The HTTP-level errors, found while reading (serve_connection.cpp).
   HttpReply body_too_large() const;                                      // 413
   HttpReply timed_out(bool head_read, std::size_t received, std::string_view length) const;  // 408
@@ -47,7 +52,12 @@ class Routes {
   std::size_t max_body_;
   int timeout_s_;
   const Metrics& metrics_;
-  std::string models_json_, gpus_json_, fields_json_;  // fixed for the process's life
+  struct CatalogReplies {
+    std::string models, gpus, fields;
+  };
+  static std::shared_ptr<const CatalogReplies> render_catalogs();
+  std::shared_ptr<const CatalogReplies> catalogs() const { return std::atomic_load(&catalogs_); }
+  std::shared_ptr<const CatalogReplies> catalogs_;  // swapped whole by refresh_catalogs()
 };
 
 // The path as a metrics label: a known path, else "other", so that clients cannot grow

@@ -21,14 +21,9 @@ ok() { pass=$((pass + 1)); echo "ok   $1"; }
 fail() { failures=$((failures + 1)); echo "FAIL $1"; shift; printf '     %s\n' "$@"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else fail "$name" "${detail:-}"; fi; }
 
-stop_cluster() {
-  for daemon in slurmd slurmctld; do
-    [[ -f $dir/run/$daemon.pid ]] && kill "$(cat "$dir/run/$daemon.pid" 2>/dev/null)" 2>/dev/null
-  done
-  for _ in $(seq 50); do pgrep -f "slurm(ctld|d) -f $dir/slurm.conf" >/dev/null || break; sleep 0.1; done
-}
+source "$here/slurm/cluster.sh"   # cluster_start, cluster_stop (no PluginDir: the installed plugins)
 finish() {
-  stop_cluster
+  cluster_stop "$dir"
   if ((${#installed[@]})); then
     # --purge: dpkg -r alone leaves the conffiles (/etc/logrotate.d/trainfit-slurm) and the unit's state.
     dpkg --purge "${installed[@]}" >/dev/null 2>&1 || echo "install_test.sh: dpkg --purge ${installed[*]} failed" >&2
@@ -131,46 +126,8 @@ if command -v logrotate >/dev/null; then  # a real rotation: the plugin's writer
 fi
 
 # ---- A fresh cluster with the installed plugins ----
-source "$here/slurm/cluster.sh"   # cluster_munge
-cluster_munge || { fail "munged"; exit 1; }
-port=$((28100 + ($$ % 500) * 4))
-mkdir -p "$dir"/{state,spool,run,log,dev}
-for i in $(seq 0 63); do : > "$dir/dev/nvidia$i"; done
-cat > "$dir/slurm.conf" <<CONF
-ClusterName=install$$
-SlurmctldHost=localhost
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
-SlurmctldPidFile=$dir/run/slurmctld.pid
-SlurmdPidFile=$dir/run/slurmd.pid
-SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-GresTypes=gpu
-SlurmdParameters=config_overrides
-ReturnToService=2
-MpiDefault=none
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-PlugStackConfig=$dir/plugstack.conf
-JobSubmitPlugins=trainfit
-NodeName=localhost CPUs=64 RealMemory=512000 Gres=gpu:h100:64 State=UNKNOWN
-PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-PartitionName=elastic Nodes=localhost MaxTime=INFINITE State=UP
-CONF
-cat > "$dir/gres.conf" <<CONF
-AutoDetect=off
-NodeName=localhost Name=gpu Type=h100 File=$dir/dev/nvidia[0-63]
-CONF
+# tests/slurm/cluster.sh's cluster with no PluginDir (Slurm's default, where the package put
+# the plugins); the SPANK line is the shipped one.
 cat > "$dir/trainfit.conf" <<CONF
 action = reject
 default_gpu = h100
@@ -185,23 +142,14 @@ sed -n 's|^#\(required .*spank_trainfit.so.*\)|\1|p' $examples/plugstack.conf.d/
   sed "s|conf=/etc/slurm/trainfit.conf|conf=$dir/trainfit.conf|" > "$dir/plugstack.conf"
 detail=$(cat "$dir/plugstack.conf"); check "the shipped SPANK line names the installed plugin" \
   grep -qx "required $plugindir/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf" "$dir/plugstack.conf"
+chmod -R a+rX "$dir"
+out=$(CLUSTER_NODES_CONF= cluster_start "$dir" "" trainfit 2>&1); rc=$?
+export SLURM_CONF=$dir/slurm.conf
+detail="$out $(tail -5 "$dir/log/slurmctld.log" 2>&1)"
+check "slurmctld + slurmd up with the installed plugins, node idle" test $rc -eq 0
+((rc == 0)) || exit 1
 detail=$(grep -HnE "PluginDir|$src|/build|\.so" "$dir/slurm.conf" "$dir/plugstack.conf" | grep -v "^$dir/plugstack.conf:1:required $plugindir/spank_trainfit.so ")
 check "no build-tree path and no PluginDir in slurm.conf / plugstack.conf" test -z "$detail"
-chmod -R a+rX "$dir"
-export SLURM_CONF=$dir/slurm.conf
-TRAINFIT_CONF=$dir/trainfit.conf /usr/sbin/slurmctld -f "$dir/slurm.conf" || { fail "slurmctld start" "$(tail "$dir/log/slurmctld.log")"; exit 1; }
-/usr/sbin/slurmd -f "$dir/slurm.conf" || { fail "slurmd start" "$(tail "$dir/log/slurmd.log")"; exit 1; }
-state=""
-for _ in $(seq 150); do
-  pgrep -f "slurmctld -f $dir/slurm.conf" >/dev/null || break
-  state=$(timeout 10 sinfo -h -o %T 2>/dev/null | head -1)
-  [[ $state == idle* ]] && break
-  [[ $state == drain* || $state == down* ]] && scontrol update nodename=localhost state=resume >/dev/null 2>&1
-  sleep 0.2
-done
-detail="state=$state; $(tail -5 "$dir/log/slurmctld.log")"
-check "slurmctld + slurmd up with the installed plugins, node idle" test "${state%%[*~]*}" = idle
-[[ $state == idle* ]] || exit 1
 detail=$(grep -m1 "job_submit/trainfit" "$dir/log/slurmctld.log")
 check "slurmctld loaded job_submit/trainfit and read the policy" grep -q "$dir/trainfit.conf" <<<"$detail"
 

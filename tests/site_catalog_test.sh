@@ -99,11 +99,40 @@ if command -v curl >/dev/null; then
   done
   body=$(curl -s -X POST "127.0.0.1:$port/edge/training" -H 'Content-Type: application/json' \
     -d '{"model":"acme-13b","gpu":"a40","num_gpus":8,"zero_stage":3}')
-  kill "$serve_pid" 2>/dev/null
-  wait "$serve_pid" 2>/dev/null
   got=$(sed -n 's/.*"capacity_gb": *\([0-9.]*\).*/\1/p' <<<"$body" | head -1 | awk '{ printf "%.4f", $1 }')
   check "serve --catalog-dir: the site model and GPU over HTTP" "$got" "$(gib $A40)"
   contains "serve notes the site entries at start" "$(cat "$W/serve.err")" "gpu 'a40' added"
+
+  # SIGHUP: a GPU added since the start is served (estimate and /v1/gpus) once reloaded.
+  L40=51527024640
+  chmod a+rx "$W"  # as root, serve reads them again as the user it dropped to (--user)
+  server=$(pgrep -P "$serve_pid" | head -1)  # trainfit itself: timeout ends on a HUP of its own
+  hup_and_wait() {  # hup_and_wait TEXT: SIGHUP, then wait for TEXT in the service's log
+    kill -HUP "$server"
+    for _ in $(seq 100); do grep -qF "$1" "$W/serve.err" && return 0; sleep 0.05; done
+    return 1
+  }
+  ask_gpu() { curl -s -X POST "127.0.0.1:$port/edge/training" -H 'Content-Type: application/json' \
+                -d "{\"model\":\"acme-13b\",\"gpu\":\"$1\",\"num_gpus\":8,\"zero_stage\":3}"; }
+  echo '{"gpus": [{"name": "l40-site", "capacity_bytes": '$L40'}]}' >"$W/site/gpus.d/40-hup.json"
+  code=$(ask_gpu l40-site | sed -n 's/.*"field": *"\([a-z_]*\)".*/\1/p' | head -1)
+  check "before SIGHUP: a GPU added to gpus.d is unknown to the running service" "$code" "gpu"
+  hup_and_wait "site catalogs reloaded"
+  check "SIGHUP: the service says it reloaded" "$?" 0
+  got=$(ask_gpu l40-site | sed -n 's/.*"capacity_gb": *\([0-9.]*\).*/\1/p' | head -1 | awk '{ printf "%.4f", $1 }')
+  check "after SIGHUP: the added GPU's capacity answers" "$got" "$(gib $L40)"
+  contains "after SIGHUP: GET /v1/gpus lists it" "$(curl -s "127.0.0.1:$port/v1/gpus")" '"l40-site"'
+  # An invalid set is reported with file:line and not installed: the service keeps the last good one.
+  echo '{"gpus": [{"name": "broken", "capacity_bytes": "16GB"}]}' >"$W/site/gpus.d/50-bad.json"
+  hup_and_wait "site catalogs not reloaded"
+  check "SIGHUP with a bad file: not reloaded" "$?" 0
+  contains "SIGHUP with a bad file: file:line in the log" "$(cat "$W/serve.err")" "$W/site/gpus.d/50-bad.json:1:"
+  got=$(ask_gpu l40-site | sed -n 's/.*"capacity_gb": *\([0-9.]*\).*/\1/p' | head -1 | awk '{ printf "%.4f", $1 }')
+  check "SIGHUP with a bad file: the last good catalog still answers" "$got" "$(gib $L40)"
+  rm -f "$W/site/gpus.d/40-hup.json" "$W/site/gpus.d/50-bad.json"
+  kill "$serve_pid" 2>/dev/null
+  wait "$serve_pid" 2>/dev/null
+  check "SIGTERM after reloads: clean exit" "$?" 0
 fi
 
 # A bad file: exact file:line, field, value, accepted; exit 2; nothing half-applied.

@@ -3,6 +3,7 @@
 # munged, slurmctld and slurmd from Debian's packages, everything else in a temporary
 # directory, fake GPUs as empty device files (shared/notes/slurm.md). Source it, then:
 #   cluster_start DIR PLUGIN_DIR [job_submit_plugins]   # "" = no job_submit plugin
+#                                  # PLUGIN_DIR "" = no PluginDir: Slurm's own (installed plugins)
 #   cluster_stop DIR
 # It exports SLURM_CONF for the clients. Ports are derived from the PID so that
 # several clusters can coexist. CLUSTER_NODES_CONF (lines) replaces the one real node
@@ -43,7 +44,7 @@ SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
-PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$plugins
+${plugins:+PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$plugins}
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SchedulerType=sched/builtin
@@ -68,7 +69,7 @@ CONF
 AutoDetect=off
 NodeName=localhost Name=gpu Type=h100 File=$dir/dev/nvidia[0-63]
 CONF
-  [[ -f "$dir/plugstack.conf" ]] || \
+  [[ -f "$dir/plugstack.conf" || -z $plugins ]] || \
     echo "required $plugins/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf" > "$dir/plugstack.conf"
   export SLURM_CONF=$dir/slurm.conf
   TRAINFIT_CONF=${TRAINFIT_CONF_PATH:-$dir/trainfit.conf} /usr/sbin/slurmctld -f "$dir/slurm.conf" || return 1
