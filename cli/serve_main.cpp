@@ -94,7 +94,9 @@ bool parse_options(int argc, char** argv, ServeOptions& o, int* exit_code) {
     return false;
   }
   if (vm.count("help")) {
-    std::cout << "usage: trainfit serve [options]\n\n" << visible << "\n";
+    std::cout << "usage: trainfit serve [options]\n\n" << visible
+              << "\nSignals: SIGHUP reads the site catalogs (--catalog-dir) again; SIGTERM or SIGINT stops\n"
+                 "after the requests in flight.\n";
     *exit_code = 0;
     return false;
   }
