@@ -5,6 +5,14 @@
 namespace trainfit::cli::report {
 namespace {
 
+// A cell a spreadsheet would read as a formula (=, +, -, @, tab, CR first) gets a leading
+// apostrophe: keys come from what users submit (account, partition, model), and a report
+// opened in a spreadsheet must not run them (OWASP, "CSV Injection").
+std::string inert(const std::string& text) {
+  if (text.empty() || std::string("=+-@\t\r").find(text.front()) == std::string::npos) return text;
+  return "'" + text;
+}
+
 std::string field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string out = "\"";
@@ -17,7 +25,8 @@ class Csv {
   explicit Csv(std::ostream& out) : out_(out) { out_ << "section,dimension,key,metric,value\r\n"; }
   void row(const std::string& section, const std::string& dimension, const std::string& key, const std::string& metric,
            const std::string& value) {
-    out_ << field(section) << ',' << field(dimension) << ',' << field(key) << ',' << field(metric) << ',' << field(value)
+    out_ << field(section) << ',' << field(dimension) << ',' << field(inert(key)) << ',' << field(metric) << ','
+         << field(value)
          << "\r\n";
   }
   void counts(const std::string& section, const std::string& dimension, const std::string& key, const Counts& c) {

@@ -53,8 +53,17 @@ def make_logs(tmp):
             g.write(f.read())
     long_record = {"time": "2026-12-02T10:00:00Z", "action": "reject", "reason": "too_few_gpus", "user": "long",
                    "job_name": "y" * (CAP + 1000), "gpus_requested": 64}
+    # What users control (account, partition, model) written as spreadsheet formulas.
+    hostile = [{"time": "2026-12-02T10:30:00Z", "action": "reject", "reason": "too_few_gpus", "user": "+mallory",
+                "account": "=HYPERLINK(\"http://x\",\"y\")", "partition": "@SUM(A1)", "gpus_requested": 8,
+                "gpu": "h100", "min_gpus_to_fit": 16, "resized_to": None, "time_limit_min": 60, "advice": [],
+                "annotation": "model=-2+3 seq_length=4096"},
+               {"time": "2026-12-02T10:31:00Z", "action": "accept", "user": "mallory", "account": "\t=1+1",
+                "partition": "-1", "gpus_requested": 8, "gpu": "h100", "min_gpus_to_fit": 4, "resized_to": None,
+                "time_limit_min": None, "advice": []}]
     with open(os.path.join(tmp, "trainfit-audit.jsonl"), "a") as f:
         f.write(json.dumps(long_record) + "\n")
+        f.writelines(json.dumps(r) + "\n" for r in hostile)
     names = ["trainfit-audit.jsonl", "trainfit-audit.jsonl.1", "trainfit-audit.jsonl.2.gz", "trainfit-audit.jsonl.3"]
     return [os.path.join(tmp, n) for n in names]
 
@@ -194,12 +203,15 @@ def check_csv(out, rs):
     check(rows[0] == ["section", "dimension", "key", "metric", "value"], f"CSV header {rows[0]}")
     check(all(len(r) == 5 for r in rows), "every CSV row has 5 fields")
     got = {(r[1], r[2], r[3]): r[4] for r in rows if r[0] == "by"}
+    formula = [r[2] for r in rows if r[2][:1] in ("=", "+", "-", "@", "\t", "\r")]
+    check(not formula, f"CSV cells a spreadsheet would run as formulas: {formula}")
     for r in rs:
         for dim in ["user", "account", "partition"]:
             key = key_of(r, dim)
+            cell = "'" + key if key[:1] in ("=", "+", "-", "@", "\t", "\r") else key  # OWASP: inert
             want = counts([x for x in rs if key_of(x, dim) == key])
             for metric, value in want.items():
-                check(got.get((dim, key, metric)) == str(value), f"CSV by {dim} {key!r} {metric}: {got.get((dim, key, metric))} != {value}")
+                check(got.get((dim, cell, metric)) == str(value), f"CSV by {dim} {cell!r} {metric}: {got.get((dim, cell, metric))} != {value}")
     totals = {r[3]: r[4] for r in rows if r[0] == "totals"}
     check(totals == {k: str(v) for k, v in counts(rs).items()}, f"CSV totals {totals}")
 
