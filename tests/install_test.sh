@@ -86,6 +86,10 @@ detail="rc=$rc $out"; check "dpkg -i of the three packages" test $rc -eq 0
 plugindir=$(dirname "$(dpkg -L trainfit-slurm | grep '/job_submit_trainfit.so$')")
 detail="$plugindir"; check "the plugins are in Slurm's plugin dir (beside auth_munge.so)" \
   test -f "$plugindir/auth_munge.so" -a -f "$plugindir/spank_trainfit.so" -a -f "$plugindir/job_submit_trainfit.so"
+# The paths docs/slurm.md tells administrators to write are the installed ones.
+doc_paths=$(grep -oE '/usr/lib[^ ]*/(spank|job_submit)_trainfit\.so' "$src/docs/slurm.md" | sort -u)
+detail="docs/slurm.md names: $doc_paths"
+check "docs/slurm.md names the installed plugin paths" test -n "$doc_paths" -a "$(for p in $doc_paths; do test -f "$p" || echo "$p"; done)" = ""
 detail=$(command -v trainfit); check "trainfit is /usr/bin/trainfit" test "$detail" = /usr/bin/trainfit
 version=$(sed -n 's/^project(trainfit VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 detail=$(/usr/bin/trainfit --version 2>&1); check "/usr/bin/trainfit --version" test "$detail" = "trainfit $version"
@@ -117,6 +121,16 @@ for key in $known; do
 done
 detail="known: $known; missing:$missing"
 check "the example sets every key the parser knows" test -n "$known" -a -z "$missing"
+detail=$(/usr/bin/trainfit check-config $examples/trainfit.conf 2>&1)
+check "trainfit check-config passes on the shipped example" test $? -eq 0
+# The man pages render from the installed files (man-db's index or not: by section and name).
+for page in "1 trainfit" "5 trainfit.conf" "8 spank_trainfit"; do
+  detail=$(MANWIDTH=100 man -P cat $page 2>&1 | head -40)
+  check "man $page renders" grep -q "^NAME" <<<"$detail"
+done
+detail=$(MANWIDTH=100 man -P cat 5 trainfit.conf 2>&1)
+check "man trainfit.conf documents every key the parser knows (audit_log, resize_max_gpus)" \
+  grep -q "resize_max_gpus" <<<"$detail"
 logrotate_conf=/etc/logrotate.d/trainfit-slurm
 detail=$(cat $logrotate_conf 2>&1); check "logrotate: plain rotation of the audit log, no copytruncate" \
   test -f $logrotate_conf -a -z "$(grep -E '^\s*(copytruncate|postrotate)' $logrotate_conf)"
