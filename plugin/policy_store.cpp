@@ -122,8 +122,11 @@ void PolicyStore::reload_if_changed() {
     return;
   }
   Result<std::string> text = admission::read_regular_file(path_, admission::kMaxConfBytes);
-  if (!text && text.error().code != ErrorCode::kMissing && text.error().message.find("not a regular file") == std::string::npos) {
-    return;  // a passing failure (EMFILE, ENOMEM): try again at the next check
+  // A failure that may pass by itself (EMFILE, ENOMEM) is tried again at the next check; a
+  // file too large, unreadable (EACCES, ENOTDIR) or not a regular file is reported once, as
+  // an invalid one is.
+  if (!text && text.error().code == ErrorCode::kUnavailable) {
+    return;
   }
   stamp_ = now;
   std::string problem = text ? "" : text.error().message;

@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
+# ctest 'install' too: the packages as an administrator gets them (build-deb.sh, dpkg -i, a
+# fresh Slurm on the INSTALLED plugins, rpmbuild -ta), purged at exit (tests/install_test.sh).
+cmake -S . -B build -DTRAINFIT_INSTALL_TEST=ON >/dev/null
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
 # The library, the CLI and their tests again under ASan + UBSan (the plugins are
 # exercised by the Slurm integration test above; sanitizers do not load into slurmctld).

@@ -3,10 +3,12 @@
 // file reading and log escaping. Expected values come from the request itself or from
 // respond() on the same request (the CLI's path), never from decide()'s own output.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -667,6 +669,31 @@ TEST(Files, RegularFilesOnlyBoundedAndEachCaseNamed) {
   EXPECT_NE(read_regular_file(file, 1024).error().message.find("at most 1024"), std::string::npos);
   EXPECT_EQ(read_regular_file(file, 4096).value().size(), 2048u);
   unlink(fifo.c_str());
+  unlink(file.c_str());
+  rmdir(dir);
+}
+
+// A full descriptor table passes by itself: kUnavailable (a reloader tries again, silently);
+// a file that is wrong is kInvalidValue (reported once). plugin/policy_store.cpp tells them apart.
+TEST(Files, AFullDescriptorTableIsUnavailableNotInvalid) {
+  char dir[] = "/tmp/trainfit-files-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/conf";
+  { std::ofstream(file) << "action = warn\n"; }
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = 64;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> held;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) held.push_back(fd);
+  const Result<std::string> full = read_regular_file(file, 1024);
+  for (int fd : held) ::close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.error().code, ErrorCode::kUnavailable) << full.error().message;
+  EXPECT_EQ(read_regular_file(file, 1024).value(), "action = warn\n");  // once descriptors are free
+  EXPECT_EQ(read_regular_file(dir, 1024).error().code, ErrorCode::kInvalidValue);  // wrong, not passing
   unlink(file.c_str());
   rmdir(dir);
 }

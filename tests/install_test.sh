@@ -14,8 +14,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 here=$src/tests
 dir=$(mktemp -d /tmp/trainfit-install.XXXXXX)
 chmod 755 "$dir"
-work=${1:-$dir/pkg}
-mkdir -p "$work"
+work=$(mkdir -p "${1:-$dir/pkg}" && cd "${1:-$dir/pkg}" && pwd)
+cd "$dir"  # accepted jobs write slurm-N.out into the submit directory: here, not the checkout
 pass=0; failures=0; installed=(); made_user=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 fail() { failures=$((failures + 1)); echo "FAIL $1"; shift; printf '     %s\n' "$@"; }

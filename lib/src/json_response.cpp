@@ -276,6 +276,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kMalformed: return "malformed";
     case ErrorCode::kInconsistent: return "inconsistent";
     case ErrorCode::kMissing: return "missing";
+    case ErrorCode::kUnavailable: return "unavailable";
     case ErrorCode::kInternal: return "internal";
   }
   return "internal";

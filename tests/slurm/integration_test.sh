@@ -9,6 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 trainfit=$build/cli/trainfit
 dir=$(mktemp -d /tmp/trainfit-slurm.XXXXXX)
 chmod 755 "$dir"
+cd "$dir"  # accepted jobs write slurm-N.out into the submit directory: here, not the checkout
 source "$here/cluster.sh"
 pass=0; failures=0
 user=trainfit-ci

@@ -17,6 +17,7 @@ enum class ErrorCode {
   kMalformed,      // text that is not valid JSON / key=value
   kInconsistent,   // fields that contradict each other
   kMissing,        // a required field is absent
+  kUnavailable,    // a resource that may come back by itself (EMFILE, ENOMEM, EAGAIN): try again
   kInternal,       // a bug: reported, never thrown
 };
 

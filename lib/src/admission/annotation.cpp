@@ -188,6 +188,7 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
     const bool ours = entry.compare(0, prefix, kSpankPrefix) == 0 || entry.compare(0, eq, kGeometryVariable) == 0 ||
                       entry.compare(0, eq, kConfigVariable) == 0;
     if (ours && entry.size() > kMaxComment) {
+      out->found = true;  // an annotation, refused: not a job without one (which decide() would pass)
       return make_error(ErrorCode::kInvalidValue, "spank", "an --llm option of " + std::to_string(entry.size()) +
                                                                " bytes; accepted: at most " + std::to_string(kMaxComment));
     }

@@ -30,6 +30,15 @@ class Fd {  // closes on every return path
   int fd_;
 };
 
+// A failure that may pass by itself (a full descriptor table, memory): kUnavailable, so
+// that a reloader tries again instead of reporting the file as invalid.
+ErrorCode read_failure(int error) {
+  switch (error) {
+    case EMFILE: case ENFILE: case ENOMEM: case EAGAIN: case EINTR: return ErrorCode::kUnavailable;
+    default: return ErrorCode::kInvalidValue;
+  }
+}
+
 }  // namespace
 
 Result<std::string> read_regular_file(const std::string& path, size_t max_bytes) {
@@ -37,7 +46,7 @@ Result<std::string> read_regular_file(const std::string& path, size_t max_bytes)
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (fd.get() < 0) {
     const int error = errno;
-    return file_error(error == ENOENT ? ErrorCode::kMissing : ErrorCode::kInvalidValue, path,
+    return file_error(error == ENOENT ? ErrorCode::kMissing : read_failure(error), path,
                       error == ENOENT ? "not found" : std::string("cannot be read: ") + std::strerror(error));
   }
   struct stat st;
@@ -54,7 +63,10 @@ Result<std::string> read_regular_file(const std::string& path, size_t max_bytes)
   while (true) {  // bounded even if the file grows while read
     const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return file_error(ErrorCode::kInvalidValue, path, std::string("cannot be read: ") + std::strerror(errno));
+    if (n < 0) {
+      const int error = errno;
+      return file_error(read_failure(error), path, std::string("cannot be read: ") + std::strerror(error));
+    }
     if (n == 0) break;
     if (text.size() + static_cast<size_t>(n) > max_bytes) {
       return file_error(ErrorCode::kInvalidValue, path, "is larger than " + std::to_string(max_bytes) + " bytes");
