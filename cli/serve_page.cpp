@@ -91,7 +91,10 @@ Result<Mapped> map_framework_config(const std::string& name, const std::string& 
 // (the page's form, optional) with the file mapped over it, and what the file left out.
 HttpReply config_reply(const HttpRequest& req) {
   if (!req.content_type.empty() && !is_json_media_type(req.content_type)) return not_json(req);
-  const ordered_json body = ordered_json::parse(req.body, nullptr, false);
+  // The request object is dumped below, and dump() recurses: refuse deep texts unparsed.
+  const std::string raw(req.body);
+  const ordered_json body =
+      json_nesting_depth(raw) > kMaxJsonNesting ? ordered_json() : ordered_json::parse(raw, nullptr, false);
   if (!body.is_object() || !body.contains("name") || !body["name"].is_string() || !body.contains("text") ||
       !body["text"].is_string() || (body.contains("request") && !body["request"].is_object())) {
     return error_reply(make_error(ErrorCode::kMalformed, "config",

@@ -48,8 +48,27 @@ TEST(Robustness, MalformedJsonNeverThrows) {
     const Result<Request> r = request_from_json(text);
     if (!r.ok()) {
       EXPECT_FALSE(r.error().message.empty()) << text;
+      EXPECT_NE(r.error().code, ErrorCode::kInternal) << text;  // bad input is the client's error
     }
   }
+}
+
+// A value nested 500k deep (1 MB: the service's default body limit) once overflowed the
+// stack while its error message was written; 1e999 once came back as an internal error.
+TEST(Robustness, DeepAndHugeJsonAreTheClientsError) {
+  const std::string deep = "{\"model\":" + std::string(500000, '[') + std::string(500000, ']') + "}";
+  EXPECT_EQ(json_nesting_depth(deep), 500001u);
+  const Result<Request> r = request_from_json(deep);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kMalformed);
+  EXPECT_NE(r.error().message.find("nested deeper than 64"), std::string::npos) << r.error().message;
+  const std::string at_limit = "{\"model\":" + std::string(63, '[') + std::string(63, ']') + "}";
+  EXPECT_EQ(json_nesting_depth(at_limit), 64u);
+  EXPECT_EQ(request_from_json(at_limit).error().code, ErrorCode::kInvalidValue);  // parsed: the field's type is wrong
+  EXPECT_EQ(json_nesting_depth("{\"model\":\"[[[[\\\"{{\"}"), 1u);  // brackets inside strings do not count
+  const Result<Request> huge = request_from_json("{\"num_gpus\": 1e999}");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().code, ErrorCode::kMalformed) << huge.error().message;
 }
 
 TEST(Robustness, AdmissionWithOddAnnotations) {

@@ -1,4 +1,5 @@
 // JSON -> Request. Types are checked per field; JSON errors carry the byte offset.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -50,8 +51,31 @@ const char* kind_name(FieldKind kind) {
 
 }  // namespace
 
+size_t json_nesting_depth(const std::string& text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 Result<Request> request_from_json(const std::string& text) {
   try {
+    if (json_nesting_depth(text) > kMaxJsonNesting) {
+      return make_error(ErrorCode::kMalformed, "",
+                        "malformed JSON: nested deeper than " + std::to_string(kMaxJsonNesting) + " levels");
+    }
     json doc;
     try {
       doc = json::parse(text);
@@ -59,6 +83,9 @@ Result<Request> request_from_json(const std::string& text) {
       return make_error(ErrorCode::kMalformed, "",
                         "malformed JSON at byte " + std::to_string(e.byte) + ": " +
                             std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+    } catch (const json::out_of_range& e) {  // a number beyond a double's range: 1e999
+      return make_error(ErrorCode::kMalformed, "",
+                        "malformed JSON: " + std::string(e.what()).substr(std::string(e.what()).find(']') + 2));
     }
     if (!doc.is_object()) {
       return make_error(ErrorCode::kMalformed, "", "the request must be a JSON object, got " +

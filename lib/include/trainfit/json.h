@@ -11,6 +11,13 @@
 
 namespace trainfit {
 
+// The deepest nesting of arrays and objects in a JSON text (strings skipped), counted
+// without recursion. nlohmann parses any depth but dump() recurses, and an error message
+// shows a field's value: a value nested 100k deep would overflow a thread's stack, so
+// texts deeper than kMaxJsonNesting are refused before parsing (a request is flat).
+constexpr size_t kMaxJsonNesting = 64;
+TRAINFIT_API size_t json_nesting_depth(const std::string& text);
+
 // Parses a request object; malformed JSON reports its byte position,
 // unknown fields list the known ones, wrong types name the field.
 TRAINFIT_API Result<Request> request_from_json(const std::string& text);

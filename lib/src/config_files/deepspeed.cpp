@@ -263,6 +263,8 @@ Result<ConfigFile> read_deepspeed(const std::string& text, const std::string& so
     doc = ordered_json::parse(text);
   } catch (const ordered_json::parse_error& e) {
     return m.error(ErrorCode::kMalformed, "config", "malformed JSON at byte " + std::to_string(e.byte));
+  } catch (const ordered_json::out_of_range&) {  // a number beyond a double's range: 1e999
+    return m.error(ErrorCode::kMalformed, "config", "malformed JSON: a number is out of range");
   }
   if (!doc.is_object()) return m.error(ErrorCode::kMalformed, "config", "a DeepSpeed config is a JSON object");
   if (doc.contains("model_type") || doc.contains("architectures")) {
