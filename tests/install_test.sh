@@ -16,12 +16,10 @@ dir=$(mktemp -d /tmp/trainfit-install.XXXXXX)
 chmod 755 "$dir"
 work=$(mkdir -p "${1:-$dir/pkg}" && cd "${1:-$dir/pkg}" && pwd)
 cd "$dir"  # accepted jobs write slurm-N.out into the submit directory: here, not the checkout
-pass=0; failures=0; installed=(); made_user=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL $1"; shift; printf '     %s\n' "$@"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else fail "$name" "${detail:-}"; fi; }
+installed=(); made_user=0
 
 source "$here/slurm/cluster.sh"   # cluster_start, cluster_stop (no PluginDir: the installed plugins)
+source "$here/slurm/checks.sh"
 finish() {
   cluster_stop "$dir"
   if ((${#installed[@]})); then
@@ -34,11 +32,9 @@ finish() {
     [[ -e /etc/logrotate.d/trainfit-slurm ]] && fail "/etc/logrotate.d/trainfit-slurm left after purge"
   fi
   ((made_user)) && { userdel trainfit 2>/dev/null; groupdel trainfit 2>/dev/null; }
-  echo "$pass passed, $failures failed"
-  [[ $failures -eq 0 ]] && rm -rf "$dir"
-  [[ $failures -eq 0 ]]
+  return 0
 }
-trap 'finish; exit $?' EXIT
+trap 'checks_finish finish' EXIT
 
 if [[ $(id -u) -ne 0 ]]; then fail "install_test.sh needs root (dpkg -i, munged, slurmctld)"; exit 1; fi
 for p in trainfit trainfit-slurm trainfit-doc; do

@@ -11,19 +11,14 @@ dir=$(mktemp -d /tmp/trainfit-slurm.XXXXXX)
 chmod 755 "$dir"
 cd "$dir"  # accepted jobs write slurm-N.out into the submit directory: here, not the checkout
 source "$here/cluster.sh"
-pass=0; failures=0
+source "$here/checks.sh"
 user=trainfit-ci
 
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL $1"; shift; printf '     %s\n' "$@"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else fail "$name" "${detail:-}"; fi; }
-finish() {
+cleanup() {
   cluster_stop "$dir"
   mountpoint -q "$dir/small" && umount "$dir/small"
-  echo "$pass passed, $failures failed"
-  [[ $failures -eq 0 ]] && rm -rf "$dir"
 }
-trap finish EXIT
+trap 'checks_finish cleanup' EXIT
 
 if [[ $(id -u) -ne 0 ]]; then echo "integration_test.sh: needs root (munged, slurmctld, slurmd)"; exit 1; fi
 id "$user" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$user"

@@ -16,20 +16,16 @@ dir=$(mktemp -d /tmp/trainfit-storm.XXXXXX)
 chmod 755 "$dir"
 cd "$dir"  # accepted jobs write slurm-N.out into the submit directory: here, not the checkout
 source "$here/cluster.sh"
-pass=0; failures=0
+source "$here/checks.sh"
 per_forge=${STORM_FORGE_PER_WORKER:-2400}
 forge_workers=4
 sbatch_per_worker=${STORM_SBATCH_PER_WORKER:-220}
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL $1"; shift; printf '     %s\n' "$@"; }
 bg_pids=()
-finish() {
+cleanup() {
   for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
   cluster_stop "$dir"
-  echo "$pass passed, $failures failed"
-  [[ $failures -eq 0 ]] && rm -rf "$dir"
 }
-trap finish EXIT
+trap 'checks_finish cleanup' EXIT
 if [[ $(id -u) -ne 0 ]]; then echo "storm_test.sh: needs root (munged, slurmctld, slurmd)"; exit 1; fi
 [[ -x $forge ]] || { echo "storm_test.sh: $forge not built"; exit 1; }
 
