@@ -13,9 +13,9 @@ ctest --test-dir build --output-on-failure --parallel "$(nproc)"
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTRAINFIT_SANITIZE=ON -DTRAINFIT_BUILD_BENCH=OFF >/dev/null
 cmake --build build-sanitize --parallel "$(nproc)" --target trainfit_tests trainfit trainfit_man plugin_host
 ctest --test-dir build-sanitize --output-on-failure --parallel "$(nproc)" -E "fidelity|slurm|plugin_symbols"
-# libFuzzer + ASan + UBSan on every parser (tests/fuzz/README.md): 25 s per target on a copy of the
+# libFuzzer + ASan + UBSan on every parser (tests/fuzz/README.md): 60 s per target on a copy of the
 # seed corpora, then every committed seed and regression input replayed.
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DTRAINFIT_FUZZ=ON -DTRAINFIT_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz --parallel "$(nproc)" --target trainfit_fuzz
-bash tests/fuzz/run.sh build-fuzz 25
+bash tests/fuzz/run.sh build-fuzz 60
 ctest --test-dir build-fuzz --output-on-failure -R fuzz_regressions

@@ -37,6 +37,31 @@ TEST(RequestJson, KeepsEveryDigit) {
   EXPECT_EQ(request_from_json(request_to_json(request))->model_params_b, request.model_params_b);
 }
 
+// The writer prints a value on the 1e-4 grid (every rounded GiB figure) by its own digit
+// path, promising nlohmann's bytes: nlohmann's dump of the same double is the oracle, at
+// the edges (digit-count changes, whole numbers, one trailing digit) and 200,000 values
+// spread over the whole range (0, 2e4).
+TEST(RequestJson, GridNumbersAreNlohmannsBytes) {
+  std::vector<int64_t> scaled = {1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 10001, 10010, 10100, 11000, 99999,
+                                 100000, 100001, 999999, 1000000, 1234567, 9999999, 10000000, 99999999,
+                                 100000000, 123456789, 199999999};
+  uint64_t state = 0x9E3779B97F4A7C15;  // splitmix64: a fixed, reproducible spread
+  for (int i = 0; i < 200000; ++i) {
+    state += 0x9E3779B97F4A7C15;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
+    z ^= z >> 31;
+    scaled.push_back(1 + static_cast<int64_t>(z % 199999999));
+  }
+  for (const int64_t m : scaled) {
+    Request request;
+    request.gpu_memory_gb = static_cast<double>(m) / 1e4;
+    const std::string text = request_to_json(request);
+    ASSERT_EQ(text, json({{"gpu_memory_gb", *request.gpu_memory_gb}}).dump()) << m;
+  }
+}
+
 // Members whose value is a sum or product of other members: rebuilt from rounded parts.
 bool rebuilt_from_parts(const std::string& path) {
   for (const char* key : {"/model_states_per_gpu_gb", "/activations_per_gpu_gb", "/optimizer_per_gpu_gb",
