@@ -155,6 +155,34 @@ TEST(ConfigTorchtune, BadRecipes) {
   EXPECT_EQ(e.code, ErrorCode::kMalformed);
 }
 
+// Flow nesting past 64 levels is refused before yaml-cpp scans the text (a 64 KiB body of
+// '[' held a service thread for 25-60 ms), naming the line; brackets that open nothing
+// (in plain scalars, quotes and comments) do not count.
+TEST(ConfigTorchtune, DeepFlowNestingIsRefusedBeforeParsing) {
+  const std::string deep = "model:\n  _component_: torchtune.models.llama3.llama3_8b\nbatch_size:\n  " +
+                           std::string(65, '[') + "1" + std::string(65, ']') + "\n";
+  Error e = read_error(deep, "r.yaml");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+  EXPECT_NE(e.message.find("malformed YAML at line 4: nested deeper than 64 levels"), std::string::npos) << e.message;
+  e = read_error("a: " + std::string(60000, '['), "r.yaml");
+  EXPECT_NE(e.message.find("malformed YAML at line 1: nested deeper than 64 levels"), std::string::npos) << e.message;
+  e = read_error("a: {b: " + std::string(64, '{') + "\n", "r.yaml");  // { counts as [ does
+  EXPECT_NE(e.message.find("nested deeper than"), std::string::npos) << e.message;
+
+  // 64 levels are yaml-cpp's to read (here: a list where a number belongs, not a depth error).
+  e = read_error("batch_size: " + std::string(64, '[') + "1" + std::string(64, ']') + "\n", "r.yaml");
+  EXPECT_EQ(e.message.find("nested deeper"), std::string::npos) << e.message;
+  // Brackets in plain scalars, quoted scalars and comments open no collection.
+  std::string recipe = "model:\n  _component_: torchtune.models.llama3.llama3_8b\n";
+  for (int i = 0; i < 70; ++i) {
+    recipe += "k" + std::to_string(i) + ": x[" + std::to_string(i) + "  # [[[{ " + std::to_string(i) + "\n";
+    recipe += "q" + std::to_string(i) + ": \"[[{\\\"[\"\n";
+    recipe += "s" + std::to_string(i) + ": '[[{''['\n";
+  }
+  Result<ConfigFile> file = read_config_file_text(recipe, "r.yaml");
+  EXPECT_TRUE(file.ok() || file.error().message.find("nested deeper") == std::string::npos) << file.error().message;
+}
+
 // ---- torchtitan (v0.2.1 train_configs) ----
 
 TEST(ConfigTorchtitan, Llama3_8B) {

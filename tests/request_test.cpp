@@ -50,6 +50,27 @@ TEST(RequestJson, WrongTypesNameTheField) {
   EXPECT_FALSE(request_from_json("").ok());
 }
 
+// A value over kMaxStringFieldBytes is refused before any catalog lookup, and no error
+// quotes more than kMaxQuotedBytes of what was sent: a 1 MiB body makes a short line.
+TEST(RequestJson, HugeValuesMakeShortErrors) {
+  const std::string huge(1 << 20, 'm');
+  Error e = request_from_json(R"({"model": ")" + huge + R"("})").error();
+  expect_mentions(e, "model", "at most 256 bytes");
+  EXPECT_NE(e.message.find("... (1048576 bytes)"), std::string::npos) << e.message.substr(0, 300);
+  EXPECT_LT(e.message.size(), 400u);
+  e = request_from_json(R"({"gpu": ")" + std::string(257, 'g') + R"("})").error();
+  expect_mentions(e, "gpu", "at most 256 bytes");
+  e = request_from_json(R"({"gpu": ")" + std::string(256, 'g') + R"("})").error();  // the limit itself is taken
+  EXPECT_EQ(e.message.find("at most 256 bytes"), std::string::npos) << e.message;
+  e = request_from_json(R"({"seq_length": ")" + huge + R"("})").error();
+  EXPECT_EQ(e.field, "seq_length");
+  EXPECT_LT(e.message.size(), 400u);
+  e = request_from_json(R"({")" + huge + R"(": 1})").error();  // an unknown key
+  EXPECT_EQ(e.code, ErrorCode::kUnknownField);
+  EXPECT_LT(e.field.size(), 100u);
+  EXPECT_EQ(e.message.find(huge.substr(0, 100)), std::string::npos);
+}
+
 TEST(RequestJson, IntegralFloatsAndNullsAreAccepted) {
   Result<Request> r = request_from_json(R"({"num_gpus": 8.0, "seq_length": null, "sequence_parallel": 1})");
   ASSERT_TRUE(r.ok()) << r.error().message;

@@ -138,8 +138,8 @@ Error unknown_field_error(const std::string& key) {
     list += row.spec.name;
   }
   std::string hint = did_you_mean(key, names);
-  return make_error(ErrorCode::kUnknownField, key,
-                    "unknown field '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+  return make_error(ErrorCode::kUnknownField, quoted_excerpt(key),
+                    "unknown field '" + quoted_excerpt(key) + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                         "; known fields: " + list);
 }
 
@@ -150,7 +150,7 @@ Result<bool> set_field_from_text(Request& request, const std::string& key, const
   const std::string text = trim(raw);
   auto bad = [&]() {
     return make_error(ErrorCode::kInvalidValue, spec.name,
-                      std::string(spec.name) + "='" + text + "' is not valid; accepted: " + spec.accepted);
+                      std::string(spec.name) + "='" + quoted_excerpt(text) + "' is not valid; accepted: " + spec.accepted);
   };
   switch (spec.kind) {
     case FieldKind::kInt: {
@@ -173,6 +173,11 @@ Result<bool> set_field_from_text(Request& request, const std::string& key, const
     }
     case FieldKind::kString:
       if (text.empty()) return bad();
+      if (text.size() > kMaxStringFieldBytes) {
+        return make_error(ErrorCode::kInvalidValue, spec.name,
+                          std::string(spec.name) + "='" + quoted_excerpt(text) + "' is not valid; accepted: at most " +
+                              std::to_string(kMaxStringFieldBytes) + " bytes (" + spec.accepted + ")");
+      }
       request.*std::get<std::optional<std::string> Request::*>(row->member) = text;
       return true;
   }

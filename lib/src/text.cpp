@@ -6,7 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "trainfit/request.h"
+
 namespace trainfit {
+
+std::string quoted_excerpt(const std::string& text) {
+  if (text.size() <= kMaxQuotedBytes) return text;
+  return text.substr(0, kMaxQuotedBytes) + "... (" + std::to_string(text.size()) + " bytes)";
+}
 
 std::string trim(const std::string& text) {
   size_t begin = 0, end = text.size();

@@ -17,5 +17,8 @@ bool parse_number(const std::string& text, double* out);  // whole string, finit
 bool parse_bool(const std::string& text, bool* out);      // true/false/1/0/yes/no/on/off
 std::string format_gib(double bytes);                     // "79.6"
 Error unknown_field_error(const std::string& key);
+// text for an error message: whole up to kMaxQuotedBytes, else its start, "...", and its
+// size ("mmmm... (65516 bytes)"), so a huge value makes a short line.
+std::string quoted_excerpt(const std::string& text);
 
 }  // namespace trainfit

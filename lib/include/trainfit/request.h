@@ -98,6 +98,11 @@ struct FieldSpec {
 
 TRAINFIT_API const std::vector<FieldSpec>& request_fields();
 
+// The longest text a string field takes (names, catalog keys, HF ids): a longer one is
+// refused before any lookup, and an error quotes at most kMaxQuotedBytes of a value.
+constexpr size_t kMaxStringFieldBytes = 256;
+constexpr size_t kMaxQuotedBytes = 64;
+
 // Finds a field by JSON name or CLI flag; nullptr if none.
 TRAINFIT_API const FieldSpec* find_field(const std::string& name_or_flag);
 
