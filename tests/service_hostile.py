@@ -11,19 +11,23 @@ Checks: every well-formed request is 200 with the body of `trainfit estimate --r
 and every bad request a 4xx the service defines; the server's VmRSS growth bounded; /healthz
 answers at the end; SIGTERM stops it with exit 0; no sanitizer report on its stderr.
 
-Bounds (the documented target, 5 ms p99, is for wrk's load of well-formed requests alone on an
-idle machine; here the same cores also run hundreds of hostile connections and this driver):
-p99 < 250 ms in a release build (measured 41-77 ms on 2 cores), < 1000 ms under ASan+UBSan
-(measured 74-139 ms; several times slower, and run beside the other sanitizer tests) -- "keeps
-answering promptly": a stall behind slow or huge clients shows as seconds (the 5 s request
-timeout). VmRSS growth < 64 MiB release (measured: 12.7 -> 43 MiB, the same after 26 s and 60 s:
-allocator arenas, not a leak), < 256 MiB under ASan, whose quarantine of freed memory grows with
-the allocations (service_hostile_test.sh caps it at 64 MiB: measured +150 MiB; with ASan's
-default 256 MiB it reached +390 MiB).
+The load runs in separate processes: the hostile clients in one at nice 19 (on a cluster
+they are other machines: what is measured is the server's own work on hostile traffic, not
+the Python that generates it competing for the same two cores), each well-formed client in
+its own (no GIL between a measurement and anything else). The release bound is the service's
+latency target, p99 <= 5 ms (docs/service.md; ctest runs this alone, RUN_SERIAL); under
+ASan+UBSan, several times slower, the bound is 250 ms -- "keeps answering promptly": a stall
+behind slow or huge clients shows as seconds (the 5 s request timeout). VmRSS growth < 64 MiB
+release (measured: 12.7 -> 43 MiB, the same after 26 s and 60 s: allocator arenas, not a
+leak), < 256 MiB under ASan, whose quarantine of freed memory grows with the allocations
+(service_hostile_test.sh caps it at 64 MiB: measured +150 MiB; with ASan's default 256 MiB it
+reached +390 MiB). SERVICE_HOSTILE_ATTACKER_NICE sets the hostile processes' niceness (0: the
+same priority as the server, to see what sharing the cores costs).
 
 usage: service_hostile.py TRAINFIT_BINARY SEED_REQUEST_JSON [DURATION_S]
 """
 import json
+import multiprocessing
 import os
 import random
 import selectors
@@ -39,6 +43,7 @@ BIN, SEED = sys.argv[1], sys.argv[2]
 DURATION = float(sys.argv[3]) if len(sys.argv) > 3 else 25.0
 MAX_BODY = 64 * 1024
 MAX_CONNECTIONS = 512
+ATTACKER_NICE = int(os.environ.get("SERVICE_HOSTILE_ATTACKER_NICE", "19"))
 IDLE_CONNECTIONS = 300
 SLOWLORIS = 40
 ALLOWED_BAD = {400, 404, 405, 408, 413, 414, 415, 431}
@@ -92,7 +97,7 @@ def sanitized():
 
 
 ASAN = sanitized()
-P99_BOUND_MS = 1000.0 if ASAN else 250.0
+P99_BOUND_MS = 250.0 if ASAN else 5.0
 RSS_BOUND_KIB = (256 if ASAN else 64) * 1024
 
 # ---------------- expected body ----------------
@@ -147,9 +152,9 @@ latencies = []
 wellformed = {"ok": 0, "bad": 0}
 
 
-def well_formed_client(keep_alive):
+def well_formed_client(keep_alive, until):
     sock = None
-    while not stop.is_set():
+    while time.time() < until:
         try:
             if sock is None:
                 sock = socket.create_connection(ADDR, timeout=30)
@@ -161,31 +166,32 @@ def well_formed_client(keep_alive):
                 sock.close()
                 sock = None
                 continue
-            with lock:
-                latencies.append(ms)
+            latencies.append(ms)
             got = json.loads(body) if status == 200 else None
             if got is not None:
                 got.pop("serving_node", None)
                 got.pop("compute_ms", None)
             if status != 200 or got != expected:
-                with lock:
-                    wellformed["bad"] += 1
+                wellformed["bad"] += 1
                 fail("well-formed request: status %s, body %s" % (status, body[:200]))
             else:
-                with lock:
-                    wellformed["ok"] += 1
+                wellformed["ok"] += 1
             if not keep_alive:
                 sock.close()
                 sock = None
             time.sleep(0.005)
         except (OSError, ValueError) as e:
-            with lock:
-                wellformed["bad"] += 1
+            wellformed["bad"] += 1
             fail("well-formed request: %r" % (e,))
             if sock:
                 sock.close()
             sock = None
             time.sleep(0.1)
+
+
+def well_formed_process(pipe, keep_alive, until):
+    well_formed_client(keep_alive, until)
+    pipe.send({"latencies": latencies, "wellformed": wellformed, "failures": failures})
 
 
 # ---------------- malformed and oversized requests ----------------
@@ -379,24 +385,52 @@ def idle_connections():
         s.close()
 
 
-threads = [threading.Thread(target=slowloris), threading.Thread(target=idle_connections)]
-threads += [threading.Thread(target=malformed_client, args=(i,)) for i in range(4)]
-threads += [threading.Thread(target=well_formed_client, args=(ka,)) for ka in (True, False)]
+def attacker_process(pipe, until):
+    os.nice(ATTACKER_NICE)
+    threads = [threading.Thread(target=slowloris), threading.Thread(target=idle_connections)]
+    threads += [threading.Thread(target=malformed_client, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    while time.time() < until:
+        time.sleep(0.2)
+    stop.set()
+    for t in threads:
+        t.join(timeout=40)
+        if t.is_alive():
+            fail("a client thread did not finish")
+    pipe.send({"malformed_stats": malformed_stats, "slow_stats": slow_stats, "idle_stats": idle_stats,
+               "failures": failures})
+
+
 t_start = time.time()
+until = t_start + DURATION
+workers = []  # (process, the parent's end of its pipe)
+for target, args in [(attacker_process, ()), (well_formed_process, (True,)), (well_formed_process, (False,))]:
+    parent_end, child_end = multiprocessing.Pipe(duplex=False)
+    process = multiprocessing.Process(target=target, args=(child_end,) + args + (until,))
+    process.start()
+    workers.append((process, parent_end))
 rss_peak = rss_before
-for t in threads:
-    t.start()
-while time.time() - t_start < DURATION:
+while time.time() < until:
     time.sleep(0.5)
     if server.poll() is not None:
         fail("the server died during the load (exit %s)" % server.returncode)
         break
     rss_peak = max(rss_peak, rss_kib())
-stop.set()
-for t in threads:
-    t.join(timeout=40)
-    if t.is_alive():
-        fail("a client thread did not finish")
+for process, pipe in workers:
+    if not pipe.poll(60):
+        fail("a client process sent no results")
+        process.kill()
+        continue
+    result = pipe.recv()
+    process.join(10)
+    failures.extend(result.pop("failures"))  # printed by the child already
+    latencies.extend(result.pop("latencies", []))
+    for key, value in result.pop("wellformed", {}).items():
+        wellformed[key] += value
+    malformed_stats.update(result.get("malformed_stats", {}))
+    slow_stats.update(result.get("slow_stats", {}))
+    idle_stats.update(result.get("idle_stats", {}))
 
 # ---------------- after ----------------
 alive = server.poll() is None
@@ -433,8 +467,9 @@ def pct(p):
 
 
 print("build: %s; %.0f s of load" % ("ASan+UBSan" if ASAN else "release", time.time() - t_start))
-print("well-formed: %d ok, %d bad; latency p50 %.1f ms, p99 %.1f ms, max %.1f ms (bound p99 < %.0f ms)"
-      % (wellformed["ok"], wellformed["bad"], pct(50), pct(99), lat[-1] if lat else float("nan"), P99_BOUND_MS))
+print("well-formed: %d ok, %d bad; latency p50 %.2f ms, p99 %.2f ms, max %.1f ms (bound p99 <= %.0f ms; attackers at nice %d)"
+      % (wellformed["ok"], wellformed["bad"], pct(50), pct(99), lat[-1] if lat else float("nan"), P99_BOUND_MS,
+         ATTACKER_NICE))
 total_bad = sum(sum(c.values()) for c in malformed_stats.values())
 print("malformed/oversized: %d requests over %d classes" % (total_bad, len(malformed_stats)))
 for name in sorted(malformed_stats):
@@ -447,7 +482,7 @@ print("VmRSS: before %.1f MiB, peak %.1f MiB, after %.1f MiB (growth bound %.0f 
       % (rss_before / 1024, rss_peak / 1024, rss_after / 1024, RSS_BOUND_KIB / 1024))
 if wellformed["ok"] < 100:
     fail("only %d well-formed requests answered" % wellformed["ok"])
-if lat and pct(99) >= P99_BOUND_MS:
+if lat and pct(99) > P99_BOUND_MS:
     fail("well-formed p99 %.1f ms over the bound %.0f ms" % (pct(99), P99_BOUND_MS))
 if rss_after >= 0 and rss_peak - rss_before >= RSS_BOUND_KIB:
     fail("VmRSS grew by %.1f MiB" % ((rss_peak - rss_before) / 1024))
