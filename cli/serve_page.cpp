@@ -40,7 +40,7 @@ bool has_json_extension(const std::string& name) {
 // A Hugging Face config.json, told from a DeepSpeed config by its parsed keys (the same
 // rule the DeepSpeed reader uses to refuse one): an object with model_type or architectures.
 bool is_hf_config(const std::string& name, const std::string& text) {
-  if (!has_json_extension(name)) return false;
+  if (!has_json_extension(name) || json_member_count(text) > kMaxJsonMembers) return false;  // the reader refuses it
   const ordered_json doc = ordered_json::parse(text, nullptr, false);
   return doc.is_object() && (doc.contains("model_type") || doc.contains("architectures"));
 }
@@ -93,8 +93,13 @@ HttpReply config_reply(const HttpRequest& req) {
   if (!req.content_type.empty() && !is_json_media_type(req.content_type)) return not_json(req);
   // The request object is dumped below, and dump() recurses: refuse deep texts unparsed.
   const std::string raw(req.body);
-  const ordered_json body =
-      json_nesting_depth(raw) > kMaxJsonNesting ? ordered_json() : ordered_json::parse(raw, nullptr, false);
+  const bool readable = json_nesting_depth(raw) <= kMaxJsonNesting && json_member_count(raw) <= kMaxJsonMembers;
+  if (!readable) {
+    return error_reply(make_error(ErrorCode::kMalformed, "config",
+                                  "the body is not read; accepted: JSON nested at most " + std::to_string(kMaxJsonNesting) +
+                                      " levels, with at most " + std::to_string(kMaxJsonMembers) + " members"));
+  }
+  const ordered_json body = ordered_json::parse(raw, nullptr, false);
   if (!body.is_object() || !body.contains("name") || !body["name"].is_string() || !body.contains("text") ||
       !body["text"].is_string() || (body.contains("request") && !body["request"].is_object())) {
     return error_reply(make_error(ErrorCode::kMalformed, "config",

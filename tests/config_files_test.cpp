@@ -155,6 +155,26 @@ TEST(ConfigTorchtune, BadRecipes) {
   EXPECT_EQ(e.code, ErrorCode::kMalformed);
 }
 
+// Texts whose parsing costs grow past a recipe's or a config's size are refused unread:
+// DeepSpeed JSON over 1,024 members (nlohmann's ordered_json inserts in linear time: 50,000
+// keys took 16 s), YAML over 2,048 lines (70,000 keys took 1 s).
+TEST(ConfigFiles, OversizedTextsAreRefusedUnread) {
+  std::string ds = "{";
+  for (int i = 0; i < 1025; ++i) ds += (i ? "," : "") + std::string("\"k") + std::to_string(i) + "\": 1";
+  ds += "}";
+  Error e = read_error(ds, "ds.json");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+  EXPECT_NE(e.message.find("1025 members is not read; accepted: at most 1024"), std::string::npos) << e.message;
+  ds = "{\"train_micro_batch_size_per_gpu\": 2, \"note\": \"" + std::string(5000, ':') + "\"}";  // ':' in a string
+  Result<ConfigFile> file = read_config_file_text(ds, "ds.json");
+  EXPECT_TRUE(file.ok()) << file.error().message;
+
+  std::string yaml;
+  for (int i = 0; i < 2049; ++i) yaml += "k" + std::to_string(i) + ": 1\n";
+  e = read_error(yaml, "r.yaml");
+  EXPECT_NE(e.message.find("2049 lines is not read; accepted: at most 2048"), std::string::npos) << e.message;
+}
+
 // Flow nesting past 64 levels is refused before yaml-cpp scans the text (a 64 KiB body of
 // '[' held a service thread for 25-60 ms), naming the line; brackets that open nothing
 // (in plain scalars, quotes and comments) do not count.

@@ -14,8 +14,10 @@ answers at the end; SIGTERM stops it with exit 0; no sanitizer report on its std
 The load runs in separate processes: the hostile clients in one at nice 19 (on a cluster
 they are other machines: what is measured is the server's own work on hostile traffic, not
 the Python that generates it competing for the same two cores), each well-formed client in
-its own (no GIL between a measurement and anything else). The release bound is the service's
-latency target, p99 <= 5 ms (docs/service.md; ctest runs this alone, RUN_SERIAL); under
+its own (no GIL between a measurement and anything else). The well-formed clients first run
+alone for 5 s (the baseline), then beside the hostile load for DURATION. The release bound is
+the service's latency target, p99 <= 5 ms (docs/service.md; ctest runs this alone,
+RUN_SERIAL), or twice the baseline's p99 where the machine itself is slower than that; under
 ASan+UBSan, several times slower, the bound is 250 ms -- "keeps answering promptly": a stall
 behind slow or huge clients shows as seconds (the 5 s request timeout). VmRSS growth < 64 MiB
 release (measured: 12.7 -> 43 MiB, the same after 26 s and 60 s: allocator arenas, not a
@@ -166,7 +168,7 @@ def well_formed_client(keep_alive, until):
                 sock.close()
                 sock = None
                 continue
-            latencies.append(ms)
+            latencies.append((time.time(), ms))
             got = json.loads(body) if status == 200 else None
             if got is not None:
                 got.pop("serving_node", None)
@@ -234,6 +236,12 @@ MALFORMED = {
                                         .encode(), path=b"/v1/config"),
     "config_request_deep": lambda: post_raw(b'{"name":"ds.json","text":"{}","request":{"model":' + b"[" * 25000 + b"]" * 25000
                                             + b"}}", path=b"/v1/config"),
+    "config_json_many_members": lambda: post_raw(json.dumps({"name": "ds.json", "text": json.dumps(
+        {"k%d" % i: i for i in range(3500)})}).encode(), path=b"/v1/config"),
+    "config_yaml_many_lines": lambda: post_raw(json.dumps({"name": "r.yaml", "text": "".join(
+        "k%d: %d\n" % (i, i) for i in range(4000))}).encode(), path=b"/v1/config"),
+    "config_body_many_members": lambda: post_raw(json.dumps(dict({"k%d" % i: i for i in range(4000)}, name="r.yaml",
+                                                                 text="a: 1")).encode(), path=b"/v1/config"),
     "config_bad_utf8": lambda: post_raw(b'{"name":"\xff.yaml","text":"a: \xff\xfe"}', path=b"/v1/config"),
     "json_1e999": lambda: post_raw(b'{"model_params_b":1e999,"num_gpus":8,"gpu_memory_gb":80,"seq_length":4096}'),
     "json_nan": lambda: post_raw(b'{"model_params_b":NaN,"num_gpus":Infinity}'),
@@ -268,7 +276,8 @@ EXPECT = {"body_over_limit_cl": {413}, "body_over_limit_chunked": {413}, "body_c
           "wrong_content_type": {415}, "get_estimate": {405}, "delete_healthz": {405}, "unknown_path": {404},
           "long_uri": {414}, "deep_nesting_array": {400}, "deep_nesting_object": {400}, "deep_nesting_closed": {400},
           "deep_nesting_in_field": {400}, "deep_nesting_in_number_field": {400}, "json_1e999": {400}, "config_yaml_deep": {400}, "config_toml_deep": {400},
-          "config_ds_1e999": {400}, "config_request_deep": {400},
+          "config_ds_1e999": {400}, "config_request_deep": {400}, "config_json_many_members": {400},
+          "config_yaml_many_lines": {400}, "config_body_many_members": {400},
           "invalid_json": {400}, "json_bad_utf8": {400}, "json_nan": {400}, "chunk_bad_size": {400},
           "chunk_huge_size": {400}, "content_length_abc": {400}, "content_length_neg": {400},
           "expect_continue_over": {413}, "pipelined_garbage": {200}}
@@ -385,8 +394,9 @@ def idle_connections():
         s.close()
 
 
-def attacker_process(pipe, until):
+def attacker_process(pipe, start, until):
     os.nice(ATTACKER_NICE)
+    time.sleep(max(0.0, start - time.time()))
     threads = [threading.Thread(target=slowloris), threading.Thread(target=idle_connections)]
     threads += [threading.Thread(target=malformed_client, args=(i,)) for i in range(4)]
     for t in threads:
@@ -402,10 +412,14 @@ def attacker_process(pipe, until):
                "failures": failures})
 
 
+# The well-formed clients run alone for BASELINE_S first: the same machine's latency without
+# hostile traffic, against which the hostile phase is also read (see P99_BOUND_MS).
+BASELINE_S = 5.0
 t_start = time.time()
-until = t_start + DURATION
+attack_start = t_start + BASELINE_S
+until = attack_start + DURATION
 workers = []  # (process, the parent's end of its pipe)
-for target, args in [(attacker_process, ()), (well_formed_process, (True,)), (well_formed_process, (False,))]:
+for target, args in [(attacker_process, (attack_start,)), (well_formed_process, (True,)), (well_formed_process, (False,))]:
     parent_end, child_end = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.Process(target=target, args=(child_end,) + args + (until,))
     process.start()
@@ -459,16 +473,27 @@ for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error
         fail("sanitizer report on the server's stderr:\n" + stderr_text[-4000:])
         break
 
-lat = sorted(latencies)
+lat = sorted(ms for t, ms in latencies if t >= attack_start)
+baseline = sorted(ms for t, ms in latencies if t < attack_start)
 
 
-def pct(p):
-    return lat[min(len(lat) - 1, int(p / 100.0 * len(lat)))] if lat else float("nan")
+def pct(p, values=None):
+    values = lat if values is None else values
+    return values[min(len(values) - 1, int(p / 100.0 * len(values)))] if values else float("nan")
 
 
-print("build: %s; %.0f s of load" % ("ASan+UBSan" if ASAN else "release", time.time() - t_start))
-print("well-formed: %d ok, %d bad; latency p50 %.2f ms, p99 %.2f ms, max %.1f ms (bound p99 <= %.0f ms; attackers at nice %d)"
-      % (wellformed["ok"], wellformed["bad"], pct(50), pct(99), lat[-1] if lat else float("nan"), P99_BOUND_MS,
+# The target, or twice the p99 this machine gave the same clients just before without
+# hostile traffic, if that is more: a machine busy with something else fails nothing, while
+# hostile traffic that holds the service up does.
+p99_bound = P99_BOUND_MS if ASAN else max(P99_BOUND_MS, 2.0 * pct(99, baseline))
+
+
+print("build: %s; %.0f s of hostile load" % ("ASan+UBSan" if ASAN else "release", time.time() - attack_start))
+print("well-formed alone for %.0f s: %d requests, p50 %.2f ms, p99 %.2f ms" % (BASELINE_S, len(baseline), pct(50, baseline),
+                                                                           pct(99, baseline)))
+print("well-formed: %d ok, %d bad; under hostile load %d requests, p50 %.2f ms, p99 %.2f ms, max %.1f ms "
+      "(bound p99 <= %.1f ms; attackers at nice %d)"
+      % (wellformed["ok"], wellformed["bad"], len(lat), pct(50), pct(99), lat[-1] if lat else float("nan"), p99_bound,
          ATTACKER_NICE))
 total_bad = sum(sum(c.values()) for c in malformed_stats.values())
 print("malformed/oversized: %d requests over %d classes" % (total_bad, len(malformed_stats)))
@@ -482,8 +507,8 @@ print("VmRSS: before %.1f MiB, peak %.1f MiB, after %.1f MiB (growth bound %.0f 
       % (rss_before / 1024, rss_peak / 1024, rss_after / 1024, RSS_BOUND_KIB / 1024))
 if wellformed["ok"] < 100:
     fail("only %d well-formed requests answered" % wellformed["ok"])
-if lat and pct(99) > P99_BOUND_MS:
-    fail("well-formed p99 %.1f ms over the bound %.0f ms" % (pct(99), P99_BOUND_MS))
+if lat and pct(99) > p99_bound:
+    fail("well-formed p99 %.2f ms under hostile load, over the bound %.1f ms" % (pct(99), p99_bound))
 if rss_after >= 0 and rss_peak - rss_before >= RSS_BOUND_KIB:
     fail("VmRSS grew by %.1f MiB" % ((rss_peak - rss_before) / 1024))
 if len(malformed_stats) < len(MALFORMED) * 0.9:

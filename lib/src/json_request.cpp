@@ -70,6 +70,23 @@ size_t json_nesting_depth(const std::string& text) {
   return deepest;
 }
 
+size_t json_member_count(const std::string& text) {
+  size_t members = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ':') {
+      ++members;
+    }
+  }
+  return members;
+}
+
 Result<Request> request_from_json(const std::string& text) {
   try {
     if (json_nesting_depth(text) > kMaxJsonNesting) {

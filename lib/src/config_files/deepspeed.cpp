@@ -8,6 +8,7 @@
 #include "../text.h"
 #include "mapping.h"
 #include "readers.h"
+#include "trainfit/json.h"
 
 namespace trainfit::config_files {
 namespace {
@@ -258,6 +259,11 @@ class DeepSpeedReader {
 
 Result<ConfigFile> read_deepspeed(const std::string& text, const std::string& source) {
   Mapping m("deepspeed", source);
+  if (const size_t members = json_member_count(text); members > kMaxJsonMembers) {
+    return m.error(ErrorCode::kMalformed, "config",
+                   "a JSON text of " + std::to_string(members) + " members is not read; accepted: at most " +
+                       std::to_string(kMaxJsonMembers) + " (a DeepSpeed config has about a hundred)");
+  }
   ordered_json doc;
   try {
     doc = ordered_json::parse(text);
