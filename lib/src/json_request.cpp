@@ -51,8 +51,11 @@ const char* kind_name(FieldKind kind) {
 
 }  // namespace
 
-size_t json_nesting_depth(const std::string& text) {
-  size_t depth = 0, deepest = 0;
+namespace {
+
+// Calls visit(c) for every character of a JSON text outside its strings, in one pass.
+template <typename Visit>
+void for_each_outside_strings(const std::string& text, Visit visit) {
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -61,29 +64,26 @@ size_t json_nesting_depth(const std::string& text) {
       else if (c == '"') in_string = false;
     } else if (c == '"') {
       in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+    } else {
+      visit(c);
     }
   }
+}
+
+}  // namespace
+
+size_t json_nesting_depth(const std::string& text) {
+  size_t depth = 0, deepest = 0;
+  for_each_outside_strings(text, [&](char c) {
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0) --depth;
+  });
   return deepest;
 }
 
 size_t json_member_count(const std::string& text) {
   size_t members = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == ':') {
-      ++members;
-    }
-  }
+  for_each_outside_strings(text, [&](char c) { members += c == ':'; });
   return members;
 }
 
