@@ -173,6 +173,15 @@ TEST(ConfigFiles, OversizedTextsAreRefusedUnread) {
   for (int i = 0; i < 2049; ++i) yaml += "k" + std::to_string(i) + ": 1\n";
   e = read_error(yaml, "r.yaml");
   EXPECT_NE(e.message.find("2049 lines is not read; accepted: at most 2048"), std::string::npos) << e.message;
+
+  yaml = "a:\n";  // block nesting: one more space a level
+  for (int i = 1; i <= 65; ++i) yaml += std::string(static_cast<size_t>(i), ' ') + "k" + std::to_string(i) + ":\n";
+  e = read_error(yaml, "r.yaml");
+  EXPECT_NE(e.message.find("YAML indented 65 columns at line 66 is not read; accepted: at most 64"), std::string::npos)
+      << e.message;
+  yaml.resize(yaml.rfind(std::string(65, ' ')));  // 64 columns are read
+  file = read_config_file_text(yaml, "r.yaml");
+  EXPECT_TRUE(file.ok() || file.error().message.find("indented") == std::string::npos) << file.error().message;
 }
 
 // Flow nesting past 64 levels is refused before yaml-cpp scans the text (a 64 KiB body of

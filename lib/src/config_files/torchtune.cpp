@@ -353,6 +353,25 @@ constexpr int kMaxFlowNesting = 64;
 // yaml-cpp and the reader spend ~6 us a key (a 1 MiB recipe of 70,000 keys: 1 s of a
 // service thread); torchtune's own recipes have 60-130 lines.
 constexpr size_t kMaxYamlLines = 2048;
+// Block nesting grows with indentation, and yaml-cpp's cost with it (1,400 levels in 1 MiB:
+// 57 ms before its own guard at 500 fired); a recipe indents a few levels of two spaces.
+constexpr size_t kMaxYamlIndent = 64;
+
+// The widest indentation of any line (leading spaces), and that line.
+size_t widest_indent(const std::string& text, size_t* line_of_widest) {
+  size_t widest = 0, line = 1, column = 0;
+  bool leading = true;
+  for (const char c : text) {
+    if (c == '\n') {
+      ++line, column = 0, leading = true;
+    } else if (leading && c == ' ') {
+      if (++column > widest) widest = column, *line_of_widest = line;
+    } else {
+      leading = false;
+    }
+  }
+  return widest;
+}
 
 size_t skip_quoted(const std::string& text, size_t i) {  // i at the opening quote; returns the closing one
   const char quote = text[i];
@@ -404,6 +423,11 @@ Result<ConfigFile> read_torchtune(const std::string& text, const std::string& so
                        std::to_string(kMaxYamlLines) + " (a torchtune recipe has about a hundred)");
   }
   size_t line = 0;
+  if (const size_t indent = widest_indent(text, &line); indent > kMaxYamlIndent) {
+    return m.error(ErrorCode::kMalformed, "config",
+                   "YAML indented " + std::to_string(indent) + " columns at line " + std::to_string(line) +
+                       " is not read; accepted: at most " + std::to_string(kMaxYamlIndent));
+  }
   if (deepest_flow_nesting(text, &line) > kMaxFlowNesting) {
     return m.error(ErrorCode::kMalformed, "config",
                    "malformed YAML at line " + std::to_string(line) + ": nested deeper than " +
