@@ -49,10 +49,6 @@ const char* kind_name(FieldKind kind) {
   return "?";
 }
 
-}  // namespace
-
-namespace {
-
 // Calls visit(c) for every character of a JSON text outside its strings, in one pass.
 template <typename Visit>
 void for_each_outside_strings(const std::string& text, Visit visit) {

@@ -130,10 +130,6 @@ const char* escape_of(unsigned char c, char* unicode) {
   return unicode;
 }
 
-// A positive value on the 1e-4 grid below 20000 (the rounded GiB figures, the profiles'
-// points): its 4-decimal fixed form with trailing zeros dropped. nlohmann's Grisu2 prints
-// exactly that for every one of these 2e8 values (checked exhaustively), at a fraction of
-// Grisu2's cost.
 // "00" to "99": two digits a lookup, not two divisions.
 constexpr std::array<char, 200> kDigitPairs = [] {
   std::array<char, 200> pairs{};
@@ -144,6 +140,10 @@ constexpr std::array<char, 200> kDigitPairs = [] {
   return pairs;
 }();
 
+// A positive value on the 1e-4 grid below 20000 (the rounded GiB figures, the profiles'
+// points): its 4-decimal fixed form with trailing zeros dropped. nlohmann's Grisu2 prints
+// exactly that for every one of these 2e8 values (checked exhaustively), at a fraction of
+// Grisu2's cost.
 // m / 1e4 for 0 < m < 2e8, at out (room for 16 bytes); returns the end.
 char* write_fixed4(char* out, int64_t m) {
   const auto whole = static_cast<uint32_t>(m / 10000);

@@ -148,40 +148,38 @@ Result<bool> set_field_from_text(Request& request, const std::string& key, const
   if (row == nullptr) return unknown_field_error(key);
   const FieldSpec& spec = row->spec;
   const std::string text = trim(raw);
-  auto bad = [&]() {
+  auto bad = [&](const std::string& accepted) {
     return make_error(ErrorCode::kInvalidValue, spec.name,
-                      std::string(spec.name) + "='" + quoted_excerpt(text) + "' is not valid; accepted: " + spec.accepted);
+                      std::string(spec.name) + "='" + quoted_excerpt(text) + "' is not valid; accepted: " + accepted);
   };
   switch (spec.kind) {
     case FieldKind::kInt: {
       int64_t value = 0;
-      if (!parse_int(text, &value)) return bad();
+      if (!parse_int(text, &value)) return bad(spec.accepted);
       request.*std::get<std::optional<int64_t> Request::*>(row->member) = value;
       return true;
     }
     case FieldKind::kNumber: {
       double value = 0;
-      if (!parse_number(text, &value)) return bad();
+      if (!parse_number(text, &value)) return bad(spec.accepted);
       request.*std::get<std::optional<double> Request::*>(row->member) = value;
       return true;
     }
     case FieldKind::kBool: {
       bool value = false;
-      if (!parse_bool(text, &value)) return bad();
+      if (!parse_bool(text, &value)) return bad(spec.accepted);
       request.*std::get<std::optional<bool> Request::*>(row->member) = value;
       return true;
     }
     case FieldKind::kString:
-      if (text.empty()) return bad();
+      if (text.empty()) return bad(spec.accepted);
       if (text.size() > kMaxStringFieldBytes) {
-        return make_error(ErrorCode::kInvalidValue, spec.name,
-                          std::string(spec.name) + "='" + quoted_excerpt(text) + "' is not valid; accepted: at most " +
-                              std::to_string(kMaxStringFieldBytes) + " bytes (" + spec.accepted + ")");
+        return bad("at most " + std::to_string(kMaxStringFieldBytes) + " bytes (" + spec.accepted + ")");
       }
       request.*std::get<std::optional<std::string> Request::*>(row->member) = text;
       return true;
   }
-  return bad();
+  return bad(spec.accepted);
 }
 
 bool field_is_set(const Request& request, const std::string& key) {
