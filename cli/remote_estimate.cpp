@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "render.h"
 #include "trainfit/json.h"
@@ -32,7 +33,9 @@ void print_answer(const remote::Outcome& outcome, const std::string& format, int
   std::cerr << "trainfit: " << by << (outcome.failures.empty() ? "" : " after " + remote::describe(outcome.failures))
             << "\n";
   if (format == "json") {
-    std::cout << answer.body << (answer.body.empty() || answer.body.back() != '\n' ? "\n" : "");
+    // The service writes compact JSON; printed indented, as a local run prints it. Every
+    // member the service sent is kept, including any this client does not know.
+    std::cout << nlohmann::ordered_json::parse(answer.body).dump(2) << "\n";
   } else if (format == "csv") {
     print_estimate_csv(std::cout, r);
   } else {

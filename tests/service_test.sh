@@ -49,6 +49,23 @@ req() {
 }
 post() { local name=$1 want=$2 path=$3 file=$4; req "$name" "$want" -X POST -H 'Content-Type: application/json' --data-binary "@$file" "$base$path"; }
 
+# comparable FILE: the JSON text with the whitespace between tokens removed (strings kept
+# byte for byte) and the members that name the serving node and its time dropped: the
+# service writes compact what `estimate --format json` writes indented.
+comparable() {
+  py -c '
+import re, sys
+text, out, i = open(sys.argv[1], encoding="utf-8").read(), [], 0
+while i < len(text):
+    if text[i] == "\"":
+        m = re.compile(r"\"(?:[^\"\\]|\\.)*\"").match(text, i)
+        out.append(m.group()); i = m.end()
+    else:
+        if not text[i].isspace(): out.append(text[i])
+        i += 1
+print(re.sub(r",\"serving_node\":\"(?:[^\"\\]|\\.)*\",\"compute_ms\":[-+.0-9eE]+", "", "".join(out)))' "$1"
+}
+
 # json_get FILE EXPR: a Python expression over the parsed JSON `j`.
 json_get() { py -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -58,15 +75,16 @@ start_server
 # The seed's example request (../shared/seed/), as committed in tests/fixtures.
 cp "$(dirname "$0")/fixtures/seed_request.json" "$tmp/seed.json"
 "$bin" estimate --request "$tmp/seed.json" --format json >"$tmp/cli.json" 2>/dev/null
-grep -vE '^  "(serving_node|compute_ms)":' "$tmp/cli.json" >"$tmp/cli.cmp"
+comparable "$tmp/cli.json" >"$tmp/cli.cmp"
 seed_fields="model_states_unsharded_gb model_states_per_gpu_gb activations_per_gpu_gb per_gpu_total_gb gpu_capacity_gb
   utilization_percent fits bytes_per_param weights_per_gpu_gb grads_per_gpu_gb optimizer_per_gpu_gb min_gpus_to_fit
   aggregate_cluster_gb global_batch zero_stage checkpointing verdict profile serving_node compute_ms"
 for path in /edge/training /edge/train /edge/finetune /edge/fsdp /edge/zero; do
   name=seed${path//\//_}
   post "$name" 200 "$path" "$tmp/seed.json" || continue
-  # Exactly the CLI's --format json output, but for the serving node and the time.
-  if grep -vE '^  "(serving_node|compute_ms)":' "$tmp/$name" | cmp -s - "$tmp/cli.cmp"; then ok; else
+  # Exactly the CLI's --format json output, compact, but for the serving node and the time.
+  [[ $(head -c 2 "$tmp/$name") == '{"' ]] && ok || fail "$name: not compact JSON"
+  if comparable "$tmp/$name" | cmp -s - "$tmp/cli.cmp"; then ok; else
     fail "$name: differs from 'trainfit estimate --request --format json'"; fi
   missing=$(json_get "$tmp/$name" "' '.join(f for f in '''$seed_fields'''.split() if f not in j)")
   [[ -z $missing ]] && ok || fail "$name: seed fields missing: $missing"
@@ -138,7 +156,7 @@ done
 wait $(jobs -p | grep -v "^$server_pid\$")
 good=0
 for i in $(seq 50); do
-  [[ $(cat "$tmp/par$i.code") == 200 ]] && grep -vE '^  "(serving_node|compute_ms)":' "$tmp/par$i" | cmp -s - "$tmp/cli.cmp" && good=$((good + 1))
+  [[ $(cat "$tmp/par$i.code") == 200 ]] && comparable "$tmp/par$i" | cmp -s - "$tmp/cli.cmp" && good=$((good + 1))
 done
 [[ $good == 50 ]] && ok || fail "concurrent: $good of 50 answered correctly"
 
