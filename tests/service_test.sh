@@ -300,6 +300,17 @@ grep -q '^trainfit: stopped$' "$tmp/server.err" && ok || fail "no 'stopped' line
 # connections closes, then is answered.
 launch limited 30 --max-connections 2 --idle-timeout 10 --access-log /dev/null
 limited_pid=$launched_pid limited_port=$launched_port
+# No --threads: one fewer than the cores it may run on (nproc counts its affinity), at least 1.
+cores=$(nproc)
+want_threads=$((cores > 1 ? cores - 1 : 1))
+[[ $want_threads == 1 ]] && want_threads="1 thread" || want_threads="$want_threads threads"
+grep -q "with $want_threads, user" "$tmp/limited.err" && ok || fail "default threads on $cores cores: $(head -1 "$tmp/limited.err")"
+timeout -k 2 10 taskset -c 0 "$bin" serve --listen 127.0.0.1:0 --access-log /dev/null 2>"$tmp/one_core.err" &
+one_core=$!
+for _ in $(seq 50); do grep -q 'serving on' "$tmp/one_core.err" && break; sleep 0.1; done
+kill -TERM $one_core 2>/dev/null
+wait $one_core
+grep -q "with 1 thread, user" "$tmp/one_core.err" && ok || fail "default threads on one core: $(head -1 "$tmp/one_core.err")"
 py - "$limited_port" >"$tmp/limited.out" 2>&1 <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
