@@ -44,8 +44,10 @@ if py -c 'import yaml' 2>/dev/null; then
 import sys, yaml
 deployment, service = yaml.safe_load_all(open(sys.argv[1]))
 assert deployment["kind"] == "Deployment" and deployment["spec"]["replicas"] == 2 and service["kind"] == "Service"
-assert deployment["spec"]["template"]["spec"]["containers"][0]["args"] == \
-    ["serve", "--listen", "0.0.0.0:8080", "--node-name", "$(POD_NAME)"]
+container = deployment["spec"]["template"]["spec"]["containers"][0]
+assert container["args"] == ["serve", "--listen", "0.0.0.0:8080", "--node-name", "$(POD_NAME)", "--threads", "2"]
+# One thread per CPU of the limit: a quota is not an affinity mask, so the default would count the node's cores.
+assert container["resources"]["limits"]["cpu"] == container["args"][-1]
 PY
 fi
 
