@@ -55,14 +55,14 @@ for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$ngx/ok" && break
 measure() {  # LABEL WRK-ARGS...
   local label=$1
   shift
-  wrk -t2 -c64 -d"$duration" -s "$here/latency_percentiles.lua" "$@" |
+  wrk -t2 -c64 -d"$duration" -s "$here/service_post_seed.lua" "$@" |
     awk -v label="$label" '/Requests\/sec/ {rps=$2} /^p50=/ {pct=$0} /Non-2xx|Socket errors/ {err=err " " $0}
                            END {printf "%-44s %9s req/s  %s%s\n", label, rps, pct, err}'
 }
 echo "wrk -t2 -c64 -d$duration; $(nproc) cores; $bin; $(wc -c <"$tmp/answer.json") bytes answered"
 for round in $(seq "$rounds"); do
   echo "-- round $round (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-  measure "trainfit serve, POST seed request" "http://127.0.0.1:$port/edge/training" -- post-seed
-  measure "nginx, GET the same answer (static file)" "http://127.0.0.1:$ngx/answer.json"
-  measure "nginx, GET 3 bytes" "http://127.0.0.1:$ngx/ok"
+  measure "trainfit serve, POST seed request" "http://127.0.0.1:$port"
+  measure "nginx, GET the same answer (static file)" "http://127.0.0.1:$ngx/answer.json" -- get
+  measure "nginx, GET 3 bytes" "http://127.0.0.1:$ngx/ok" -- get
 done
