@@ -214,6 +214,14 @@ int run_serve(int argc, char** argv, const std::string& catalog_dir) {
   });
   listener.start();
   loops.run();
+  // Stopping already: a SIGTERM or SIGINT from now on (timeout(1) sends its own and its
+  // group's, one after the other) stays pending instead of killing the process with the
+  // default action once `signals` is gone. Every loop thread has been joined.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   if (log->lost() > 0) std::cerr << "trainfit: " << log->lost() << " access log lines could not be written in full\n";
   std::cerr << "trainfit: stopped\n";
   return 0;
