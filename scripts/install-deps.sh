@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what trainfit needs to build and test on Debian 12 (run as root).
 set -euo pipefail
-packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libyaml-cpp-dev libtoml11-dev
+packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev libyaml-cpp-dev libtomlplusplus-dev
           libgtest-dev libbenchmark-dev pkg-config curl libcurl4-openssl-dev openssl haproxy
           python3-torch libopenblas0-pthread libslurm-dev slurmctld slurmd slurm-client munge
           nginx-light chromium python3-websocket fonts-dejavu-core librsvg2-bin zlib1g-dev
@@ -19,7 +19,7 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev 
 # libcpp-httplib-dev: `trainfit serve` (docs/service.md); pkg-config finds it; curl drives tests/service_test.sh.
 # libcurl4-openssl-dev: the client of the service (estimate --endpoint, the SPANK plugin's endpoint=);
 # openssl and haproxy: tests/client_test.sh makes a CA and puts a real TLS terminator in front.
-# libyaml-cpp-dev, libtoml11-dev: torchtune recipes and torchtitan job files (--config, --llm-config).
+# libyaml-cpp-dev, libtomlplusplus-dev: torchtune recipes and torchtitan job files (--config, --llm-config).
 # libopenblas0-pthread: without it python3-torch falls back to the reference BLAS and the
 # fidelity harness runs ~20x slower (--no-install-recommends leaves it out).
 missing=()

@@ -451,6 +451,30 @@ TEST(Decision, ResizeKeepsTasksTiedToGpusOrSaysSo) {
   EXPECT_NE(l.message.find("no longer tied"), std::string::npos) << l.message;
 }
 
+// slurmctld 23.11+ hands the plugin "gres/gpu:..." and refuses "gres:gpu:..." written back
+// ("Invalid Trackable RESource (TRES) specification", measured on 24.11.5); 22.05 speaks
+// "gres:gpu". A resize writes in the spelling it was given, in whichever field it rewrites.
+TEST(Decision, ResizeWritesTheSpellingSlurmctldGave) {
+  const Policy policy = parse_policy("action = resize\ngpus_per_node = 8").value();
+  for (const char* prefix : {"gres/gpu", "gres:gpu", "gpu"}) {
+    const std::string p(prefix);
+    const Decision per_job = decide(policy, job_of(kBig, p + ":h100:8"));
+    ASSERT_EQ(per_job.verdict, Verdict::kResize) << prefix;
+    EXPECT_EQ(per_job.new_tres_per_job, p + ":h100:" + std::to_string(per_job.resized_to));
+    Job node = job_of(kBig, "");
+    node.fields.per_node = "gres/nvme:1," + p + ":h100:8";
+    const Decision per_node = decide(policy, node);
+    ASSERT_EQ(per_node.verdict, Verdict::kResize) << prefix;
+    EXPECT_EQ(per_node.new_tres_per_node.rfind("gres/nvme:1," + p + ":h100:", 0), 0u) << per_node.new_tres_per_node;
+    Job socket = job_of(kBig, "");  // a per-socket request becomes a per-job one, same spelling
+    socket.fields.per_socket = p + "=1";
+    socket.fields.sockets_per_node = 2;
+    const Decision per_socket = decide(policy, socket);
+    ASSERT_EQ(per_socket.verdict, Verdict::kResize) << prefix;
+    EXPECT_EQ(per_socket.new_tres_per_job, p + ":" + std::to_string(per_socket.resized_to));
+  }
+}
+
 TEST(Decision, ResizeRespectsTheMaximum) {
   Policy policy = parse_policy("action = resize\nresize_max_gpus = 16\ngpus_per_node = 8").value();
   const Decision d = decide(policy, job_of(kBig, "gres:gpu:h100:8"));

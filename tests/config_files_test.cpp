@@ -309,8 +309,28 @@ TEST(ConfigTorchtitan, BadJobConfigs) {
   EXPECT_EQ(e.code, ErrorCode::kMalformed);
   EXPECT_NE(e.message.find("malformed TOML at line 1"), std::string::npos) << e.message;
 
-  e = read_error("a = " + std::string(100000, '['), "deep.toml");  // would overflow toml11's recursion
+  e = read_error("a = " + std::string(100000, '['), "deep.toml");  // would overflow toml++'s recursion
   EXPECT_NE(e.message.find("nested deeper than"), std::string::npos) << e.message;
+}
+
+// TOML requires UTF-8 (toml.io v1.0.0, "Spec"). Debian 12's toml11 3.7.1 read past its buffer on
+// the first input (found by tests/fuzz, kept in regressions/config_files/): each is refused
+// as malformed TOML naming its line, whichever release of the parser a Debian release ships.
+TEST(ConfigTorchtitan, InvalidUtf8IsMalformedWherever) {
+  const std::vector<std::pair<std::string, int>> inputs = {
+      {"'~7580\311\365\223\2104i~\232'\302\337\316\365\244p =  0\n", 1},  // literal-string key
+      {"[training]\nseq_len = 8192\n[model]\nname = \"llama\377\"\n", 4},  // basic string value
+      {"[model]\nflavor = '8B\300\200'\n", 2},                              // overlong encoding
+      {"[model]\n# comment \355\240\200\nflavor = \"8B\"\n", 2},            // a surrogate, in a comment
+      {"[job]\n\ndescription = '''\nsee \370\210\200\200\200'''\n", 4},         // 5-byte form, multi-line
+  };
+  for (const auto& [text, line] : inputs) {
+    Result<ConfigFile> f = read_config_file_text(text, "job.toml");
+    ASSERT_FALSE(f.ok()) << text;
+    EXPECT_EQ(f.error().code, ErrorCode::kMalformed) << f.error().message;
+    EXPECT_EQ(f.error().message.rfind("job.toml: malformed TOML at line " + std::to_string(line) + ",", 0), 0u)
+        << f.error().message;
+  }
 }
 
 // ---- DeepSpeed (v0.16.4 config keys) ----

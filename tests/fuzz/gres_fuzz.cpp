@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto list = parse_tres(text);
   if (list) {
     const std::string type = list->gpu_types.empty() ? "" : list->gpu_types.front();
-    if (!parse_tres(rewrite_tres(list.value(), type, 16))) abort();  // trainfit wrote what it cannot read
+    if (!parse_tres(rewrite_tres(list.value(), list->gpu_prefix, type, 16))) abort();  // trainfit wrote what it cannot read
   }
   // The same string in each of the job's GPU fields, with layouts that multiply it.
   JobGpuFields fields;

@@ -33,6 +33,7 @@ struct TresList {
   bool untyped = false;                // some GPU entry has no type
   bool gpu_shares = false;             // shard or mps entries: a share of a GPU
   std::vector<std::string> others;     // entries that are not GPUs, verbatim
+  std::string gpu_prefix;              // how the first GPU entry names GPUs: "gres/gpu", "gres:gpu", "gpu"
 };
 TRAINFIT_API Result<TresList> parse_tres(const std::string& text);
 
@@ -60,8 +61,12 @@ TRAINFIT_API Result<GpuTotal> total_gpus(const JobGpuFields& fields);
 // step asks for GPUs itself; fields it does not set are left as they are.
 TRAINFIT_API bool apply_srun_options(const std::vector<std::string>& options, JobGpuFields* fields);
 
-// The GPU string to write back when resizing ("gres:gpu:h100:16"), keeping other entries.
-TRAINFIT_API std::string rewrite_tres(const TresList& original, const std::string& type, int64_t gpus);
+// The GPU string to write back when resizing ("gres/gpu:h100:16"), keeping other entries.
+// gpu_prefix is the spelling slurmctld handed the plugin (it rewrites every client's
+// string to its own: "gres:gpu" up to 23.02, "gres/gpu" from 23.11, which refuses the
+// other); "" writes "gres:gpu".
+TRAINFIT_API std::string rewrite_tres(const TresList& original, const std::string& gpu_prefix, const std::string& type,
+                                      int64_t gpus);
 
 // ---- Annotations (annotation.cpp) ----
 

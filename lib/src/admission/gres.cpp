@@ -102,6 +102,7 @@ Result<TresList> parse_tres(const std::string& text) {
     }
     Result<std::pair<std::string, int64_t>> gpu = gpu_entry(entry, body.substr(name_end));
     if (!gpu) return gpu.error();
+    if (out.gpu_prefix.empty()) out.gpu_prefix = std::string(entry.substr(0, entry.size() - body.size() + name_end));
     const auto& [type, count] = gpu.value();
     out.gpus += count;
     if (out.gpus > kMaxJobGpus) return tres_error(text, too_many(out.gpus));
@@ -233,10 +234,11 @@ bool apply_srun_options(const std::vector<std::string>& options, JobGpuFields* f
   return true;
 }
 
-std::string rewrite_tres(const TresList& original, const std::string& type, int64_t gpus) {
+std::string rewrite_tres(const TresList& original, const std::string& gpu_prefix, const std::string& type, int64_t gpus) {
   std::string out;
   for (const std::string& other : original.others) out += (out.empty() ? "" : ",") + other;
-  out += (out.empty() ? "" : ",") + std::string("gres:gpu:") + (type.empty() ? "" : type + ":") + std::to_string(gpus);
+  out += (out.empty() ? "" : ",") + (gpu_prefix.empty() ? std::string("gres:gpu") : gpu_prefix) + ":" +
+         (type.empty() ? "" : type + ":") + std::to_string(gpus);
   return out;
 }
 

@@ -18,6 +18,15 @@ TresList others_of(const std::string& text) {
   return list ? list.value() : TresList{};
 }
 
+// The spelling slurmctld used for the job's GPUs, to write the resized request in it.
+std::string gpu_prefix_of(const JobGpuFields& f) {
+  for (const std::string* text : {&f.per_job, &f.per_node, &f.per_task, &f.per_socket}) {
+    Result<TresList> list = parse_tres(*text);
+    if (list && !list->gpu_prefix.empty()) return list->gpu_prefix;
+  }
+  return "";
+}
+
 // Tasks tied to GPUs (-n 8 --gpus=8, -n 2 --gpus=8) keep the same ratio.
 void keep_task_tie(const JobGpuFields& f, int64_t old_gpus, ResizePlan* plan) {
   if (f.tasks <= 0 || old_gpus <= 0) return;
@@ -42,12 +51,13 @@ ResizePlan plan_resize(const JobGpuFields& f, const GpuTotal& gpus, int64_t targ
   ResizePlan plan;
   const std::string source = gpus.source;
   const std::string type = type_of(gpus);
+  const std::string prefix = gpu_prefix_of(f);
   if (source == "tres_per_node") {
     // Never fewer nodes than asked; GPUs spread evenly, at most per_node on each.
     plan.nodes = std::max<int64_t>(std::max<int64_t>(1, f.nodes), ceil_div(target, per_node));
     const int64_t on_each = ceil_div(target, plan.nodes);
     plan.granted = plan.nodes * on_each;
-    plan.tres_per_node = rewrite_tres(others_of(f.per_node), type, on_each);
+    plan.tres_per_node = rewrite_tres(others_of(f.per_node), prefix, type, on_each);
     keep_task_tie(f, gpus.gpus, &plan);
     if (f.tasks_per_node > 0 && plan.tasks > 0 && ceil_div(plan.tasks, f.tasks_per_node) > plan.nodes) {
       plan.nodes = ceil_div(plan.tasks, f.tasks_per_node);  // --ntasks-per-node holds: more nodes, more GPUs
@@ -64,7 +74,7 @@ ResizePlan plan_resize(const JobGpuFields& f, const GpuTotal& gpus, int64_t targ
     if (nodes > f.nodes) plan.nodes = nodes;
   } else {  // tres_per_job, or per socket (which becomes a per-job count)
     plan.granted = target;
-    plan.tres_per_job = rewrite_tres(others_of(f.per_job), type, target);
+    plan.tres_per_job = rewrite_tres(others_of(f.per_job), prefix, type, target);
     plan.clear_tres_per_socket = source == "tres_per_socket";
     if (target > per_node && ceil_div(target, per_node) > f.nodes) plan.nodes = ceil_div(target, per_node);
     keep_task_tie(f, gpus.gpus, &plan);

@@ -4,7 +4,14 @@
 // training.batch_size / training.compile are read too.
 #include <map>
 #include <sstream>
-#include <toml.hpp>
+
+// toml++ (Debian's libtomlplusplus-dev, 3.3 on Debian 12, 3.4 on 13), header-only in this one
+// file so that the sanitizers and fuzzers see inside it; it rejects invalid UTF-8 itself
+// (TOML requires UTF-8), which toml11 3.7 read past its buffer on. No exceptions: parse()
+// returns the error.
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
 
 #include "../text.h"
 #include "mapping.h"
@@ -13,16 +20,14 @@
 namespace trainfit::config_files {
 namespace {
 
-using Value = toml::basic_value<toml::discard_comments, std::map, std::vector>;
+using Value = toml::node;
 
 std::string text_of(const Value& value) {
-  if (value.is_string()) return value.as_string().str;
-  if (value.is_boolean()) return value.as_boolean() ? "true" : "false";
+  if (const auto* text = value.as_string()) return text->get();
+  if (const auto* flag = value.as_boolean()) return flag->get() ? "true" : "false";
   std::ostringstream out;
-  out << value;
-  std::string text = out.str();
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
+  value.visit([&out](const auto& node) { out << node; });
+  return out.str();
 }
 
 // What the reader collects before it can decide (several keys make one field).
@@ -38,8 +43,9 @@ class TorchtitanReader {
  public:
   explicit TorchtitanReader(Mapping& m) : m_(m) {}
 
-  Result<bool> read(const Value& doc) {
-    for (const auto& [section, value] : doc.as_table()) {
+  Result<bool> read(const toml::table& doc) {
+    for (const auto& [key, value] : doc) {
+      const std::string section(key.str());
       Result<bool> ok = value.is_table() ? read_section(section, value) : (m_.unrecognised(section), Result<bool>(true));
       if (!ok) return ok;
     }
@@ -67,7 +73,8 @@ class TorchtitanReader {
       }
       return true;
     }
-    for (const auto& [leaf, value] : table.as_table()) {
+    for (const auto& [key, value] : *table.as_table()) {
+      const std::string leaf(key.str());
       Result<bool> ok = (this->*fn)(section + "." + leaf, leaf, value);
       if (!ok) return ok;
     }
@@ -76,19 +83,19 @@ class TorchtitanReader {
 
   Result<bool> string_of(const std::string& key, const Value& value, std::optional<std::string>* out) {
     if (!value.is_string()) return m_.invalid(key, text_of(value), "a string");
-    *out = value.as_string().str;
+    *out = value.as_string()->get();
     return true;
   }
 
   Result<bool> int_of(const std::string& key, const Value& value, std::optional<int64_t>* out) {
     if (!value.is_integer()) return m_.invalid(key, text_of(value), "an integer");
-    *out = value.as_integer();
+    *out = value.as_integer()->get();
     return true;
   }
 
   Result<bool> bool_of(const std::string& key, const Value& value, bool* out) {
     if (!value.is_boolean()) return m_.invalid(key, text_of(value), "true|false");
-    *out = value.as_boolean();
+    *out = value.as_boolean()->get();
     return true;
   }
 
@@ -109,9 +116,9 @@ class TorchtitanReader {
   Result<bool> converters(const std::string& key, const Value& value) {
     std::vector<std::string> names;
     if (value.is_string()) {
-      names = split(value.as_string().str, ',');  // older releases: a comma-separated string
+      names = split(value.as_string()->get(), ',');  // older releases: a comma-separated string
     } else if (value.is_array()) {
-      for (const Value& item : value.as_array()) names.push_back(text_of(item));
+      for (const Value& item : *value.as_array()) names.push_back(text_of(item));
     } else {
       return m_.invalid(key, text_of(value), "a list of converter names");
     }
@@ -225,7 +232,7 @@ class TorchtitanReader {
     }
     if (leaf == "components" && value.is_array()) {
       seen_.compile_model = false;
-      for (const Value& item : value.as_array()) seen_.compile_model |= text_of(item) == "model";
+      for (const Value& item : *value.as_array()) seen_.compile_model |= text_of(item) == "model";
       return true;
     }
     m_.ignore(key);  // backend
@@ -365,7 +372,7 @@ class TorchtitanReader {
   Seen seen_;
 };
 
-// toml11 parses arrays and inline tables recursively: a file of a million '[' would
+// toml++ parses arrays and inline tables recursively (up to 256 levels): a file of a million '[' would
 // overflow the stack. The deepest nesting outside strings and comments, and its line.
 constexpr int kMaxNesting = 64;
 
@@ -407,21 +414,16 @@ Result<ConfigFile> read_torchtitan(const std::string& text, const std::string& s
                    "malformed TOML at line " + std::to_string(line) + ": nested deeper than " +
                        std::to_string(kMaxNesting) + " levels");
   }
-  try {
-    std::istringstream in(text);
-    const Value doc = toml::parse<toml::discard_comments, std::map, std::vector>(in, source);
-    TorchtitanReader reader(m);
-    Result<bool> ok = reader.read(doc);
-    if (!ok) return ok.error();
-  } catch (const toml::exception& e) {
-    const std::string what = e.what();
-    const std::string first = trim(what.substr(0, what.find('\n')));
+  toml::parse_result doc = toml::parse(std::string_view(text), std::string_view(source));
+  if (!doc) {
+    const toml::parse_error& e = doc.error();
     return m.error(ErrorCode::kMalformed, "config",
-                   "malformed TOML at line " + std::to_string(e.location().line()) + ", column " +
-                       std::to_string(e.location().column()) + ": " + first);
-  } catch (const std::exception& e) {
-    return m.error(ErrorCode::kMalformed, "config", std::string("unreadable TOML: ") + e.what());
+                   "malformed TOML at line " + std::to_string(e.source().begin.line) + ", column " +
+                       std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
   }
+  TorchtitanReader reader(m);
+  Result<bool> ok = reader.read(doc.table());
+  if (!ok) return ok.error();
   return m.take();
 }
 
