@@ -3,6 +3,7 @@
 # checkout's working tree with debhelper, into OUTDIR. Usage: packaging/build-deb.sh OUTDIR
 # Needs the Build-Depends of packaging/debian/control (scripts/install-deps.sh installs them).
 # JOBS (default 2): parallel compile jobs. KEEP=1 keeps the build tree (its path is printed).
+# TRAINFIT_DEB_TESTS=1 also builds the tests in it (obj-*/, as tests/slurm/releases.sh runs them).
 set -euo pipefail
 [[ $# -eq 1 ]] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
 mkdir -p "$1"

@@ -6,7 +6,8 @@
 #                                  # PLUGIN_DIR "" = no PluginDir: Slurm's own (installed plugins)
 #   cluster_stop DIR
 # It exports SLURM_CONF for the clients. Ports are derived from the PID so that
-# several clusters can coexist. CLUSTER_NODES_CONF (lines) replaces the one real node
+# several clusters can coexist; TRAINFIT_CLUSTER_PORT_BASE (default 20000) moves the range
+# (tests/slurm/releases.sh: a release's PID namespace shares the host's ports). CLUSTER_NODES_CONF (lines) replaces the one real node
 # and its partitions: FUTURE nodes for admission tests, with no slurmd (22.05 refuses
 # FUTURE nodes beside the real one: "Duplicated NodeHostName").
 
@@ -24,9 +25,12 @@ cluster_munge() {
   return 1
 }
 
+# The running Slurm's release as a number: 2405 for 24.05 ("slurm-wlm 24.11.5" -> 2411).
+cluster_release() { /usr/sbin/slurmctld -V | sed -n 's/^slurm[^ ]* \([0-9]*\)\.\([0-9]*\).*/\1\2/p'; }
+
 cluster_start() {
   local dir=$1 plugins=$2 job_submit=${3-trainfit}
-  local port=$((20000 + ($$ % 2000) * 4))
+  local port=$((${TRAINFIT_CLUSTER_PORT_BASE:-20000} + ($$ % 2000) * 4))
   mkdir -p "$dir"/{state,spool,run,log,dev}
   for i in $(seq 0 63); do : > "$dir/dev/nvidia$i"; done
   cluster_munge || return 1
@@ -69,6 +73,10 @@ CONF
 AutoDetect=off
 NodeName=localhost Name=gpu Type=h100 File=$dir/dev/nvidia[0-63]
 CONF
+  # From 23.02 slurmd sets up cgroups whatever the task and proctrack plugins are, and fails
+  # without /sys/fs/cgroup (a release's root filesystem, tests/slurm/releases.sh); 23.02 added
+  # "disabled", which 22.05 does not know.
+  (( $(cluster_release) >= 2302 )) && echo "CgroupPlugin=disabled" > "$dir/cgroup.conf"
   [[ -f "$dir/plugstack.conf" || -z $plugins ]] || \
     echo "required $plugins/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf" > "$dir/plugstack.conf"
   export SLURM_CONF=$dir/slurm.conf
@@ -80,10 +88,14 @@ CONF
   fi
   /usr/sbin/slurmd -f "$dir/slurm.conf" || return 1
   for _ in $(seq 100); do
-    if ! pgrep -f "slurmctld -f $dir/slurm.conf" >/dev/null; then
-      echo "cluster: slurmctld exited; see $dir/log/slurmctld.log" >&2
-      return 1
-    fi
+    local daemon
+    for daemon in slurmctld slurmd; do
+      if ! pgrep -f "$daemon -f $dir/slurm.conf" >/dev/null; then
+        echo "cluster: $daemon exited; the end of $dir/log/$daemon.log:" >&2
+        tail -5 "$dir/log/$daemon.log" >&2
+        return 1
+      fi
+    done
     case "$(timeout 10 sinfo -h -o %T 2>/dev/null | head -1)" in
       idle*) return 0 ;;
       drain*|down*) scontrol update nodename=localhost state=resume >/dev/null 2>&1 ;;

@@ -83,29 +83,44 @@ responsive() { timeout 5 scontrol ping 2>/dev/null | grep -q UP; }
 [[ $(probe) == warned ]] && ok "the good policy: an oversized job is warned (min_gpus_to_fit=$min8 from the CLI)" || fail "good policy probe" "$(probe)"
 
 # ---- trainfit.conf at reload: the policy in force stays, each case reported as what it is ----
-reload_case() {  # reload_case NAME EXPECTED_LOG_REGEX SETUP_COMMAND...
-  local name=$1 want=$2; shift 2
+reload_case() {  # reload_case NAME EXPECTED_LOG_REGEX PROBE_AFTER_A_RESTART SETUP_COMMAND...
+  local name=$1 want=$2 fresh=$3; shift 3
   local before; before=$(wc -l < "$log")
   "$@"
   sleep 2.2   # the plugin looks at most once a second, and leaves a file changed <1 s ago
-  # scontrol reconfigure does not re-initialise job_submit plugins (docs/slurm.md): it must
-  # neither block on the file (a FIFO) nor lose the policy; the next submission reloads.
-  local rc_reconf; timeout 20 scontrol reconfigure >/dev/null 2>&1; rc_reconf=$?
+  # The next submissions reload: the file must neither block them (a FIFO) nor lose the policy.
   local p1 p2; p1=$(probe); p2=$(probe)
   local said; said=$(tail -n +$((before + 1)) "$log" | grep "job_submit/trainfit" | grep -E "$want" | head -1)
-  if [[ $p1 == warned && $p2 == warned && -n $said && $rc_reconf -eq 0 ]] && responsive && [[ $(cat "$dir/probe_ms") -lt 5000 ]]; then
-    ok "reload, trainfit.conf $name (+ scontrol reconfigure): the policy in force stays; logged: ${said#*job_submit/trainfit: }"
+  if [[ $p1 == warned && $p2 == warned && -n $said ]] && responsive && [[ $(cat "$dir/probe_ms") -lt 5000 ]]; then
+    ok "reload, trainfit.conf $name: the policy in force stays; logged: ${said#*job_submit/trainfit: }"
   else
-    fail "reload, trainfit.conf $name" "probes: $p1 / $p2 ($(cat "$dir/probe_ms") ms), scontrol reconfigure rc=$rc_reconf" "log: $(tail -n +$((before + 1)) "$log" | grep trainfit | tail -3)"
+    fail "reload, trainfit.conf $name" "probes: $p1 / $p2 ($(cat "$dir/probe_ms") ms)" "log: $(tail -n +$((before + 1)) "$log" | grep trainfit | tail -3)"
+  fi
+  # scontrol reconfigure: up to 23.11 slurmctld keeps its job_submit plugins loaded (the policy
+  # in force stays); 24.11 re-executes itself (measured: "slurmctld version ... started" again),
+  # so the plugin starts afresh on the broken file, as at a start (docs/slurm.md, "Slurm releases").
+  local starts; starts=$(grep -c "slurmctld version .* started" "$log")
+  local rc_reconf; timeout 20 scontrol reconfigure >/dev/null 2>&1; rc_reconf=$?
+  local expect=warned how="kept loaded: the policy in force stays"
+  for _ in $(seq 50); do responsive && break; sleep 0.2; done
+  if (( $(grep -c "slurmctld version .* started" "$log") > starts )); then expect=$fresh how="restarted slurmctld: the plugin started afresh"; fi
+  p1=$(probe)
+  if [[ $rc_reconf -eq 0 && $p1 == "$expect" ]] && responsive; then
+    ok "reload, trainfit.conf $name + scontrol reconfigure ($how): probe $p1"
+  else
+    fail "reload, trainfit.conf $name + scontrol reconfigure ($how)" "probe: $p1, expected $expect, rc=$rc_reconf" "log: $(grep trainfit "$log" | tail -3)"
   fi
   rm -rf "$conf"; install_good; sleep 2.2
+  # After a restart the good file is read at the next submission, as after any edit.
   [[ $(probe) == warned ]] || fail "the good policy back after $name" "$(grep trainfit "$log" | tail -2)"
 }
-reload_case "removed" "was removed; the policy in force stays" rm -f "$conf"
-reload_case "a FIFO" "is a FIFO, not a regular file.*the policy in force stays" eval 'rm -f "$conf"; mkfifo "$conf"'
-reload_case "a directory" "is a directory, not a regular file.*the policy in force stays" eval 'rm -f "$conf"; mkdir "$conf"'
-reload_case "-> /dev/zero" "is a character device, not a regular file.*the policy in force stays" eval 'rm -f "$conf"; ln -s /dev/zero "$conf"'
-reload_case "of 100 MB" "is 104857600 bytes; accepted: at most 1048576.*the policy in force stays" eval 'truncate -s 100M "$dir/huge"; mv "$dir/huge" "$conf"'
+# At a fresh start (a 24.11 reconfigure): a missing file means the built-in defaults
+# (action = reject); a file that cannot be read means on_error (open here: every job admitted).
+reload_case "removed" "was removed; the policy in force stays" rejected rm -f "$conf"
+reload_case "a FIFO" "is a FIFO, not a regular file.*the policy in force stays" silent eval 'rm -f "$conf"; mkfifo "$conf"'
+reload_case "a directory" "is a directory, not a regular file.*the policy in force stays" silent eval 'rm -f "$conf"; mkdir "$conf"'
+reload_case "-> /dev/zero" "is a character device, not a regular file.*the policy in force stays" silent eval 'rm -f "$conf"; ln -s /dev/zero "$conf"'
+reload_case "of 100 MB" "is 104857600 bytes; accepted: at most 1048576.*the policy in force stays" silent eval 'truncate -s 100M "$dir/huge"; mv "$dir/huge" "$conf"'
 # Root reads through any permission bits, so "cannot be read" is checked twice: the same
 # reader as an ordinary user (check-config shares the plugin's parser), and in slurmctld
 # through a path whose parent is not a directory (ENOTDIR), below at start. (At reload

@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
       printf("%ld %ld OK %u\n", n, n % nvariants, resp->job_id);
       slurm_free_submit_response_response_msg(resp);
     } else {
-      int e = slurm_get_errno();
+      int e = errno;  // slurm_get_errno() returned errno; 24.11 removed it
       printf("%ld %ld ERR %d %s\n", n, n % nvariants, e, slurm_strerror(e));
     }
   }

@@ -55,6 +55,8 @@ audit_lines() { settle; [[ -f $dir/audit.jsonl ]] && wc -l < "$dir/audit.jsonl" 
 job_count() { squeue -h -a -o %i | wc -l; }
 field() { scontrol show job -o "$2" 2>/dev/null | grep -o "\b$1=[^ ]*" | head -1 | cut -d= -f2-; }
 count_of() { local text=${1##*:}; echo "${text##*=}"; }  # "gres:gpu:h100:24" -> 24
+# slurmctld writes GPUs "gres:gpu:..." up to 23.02 and "gres/gpu:..." from 23.11: compared in one.
+colon() { echo "${1//gres\/gpu/gres:gpu}"; }
 last_audit() { settle; tail -1 "$dir/audit.jsonl"; }
 json() { /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d$2)" "$1"; }
 big=(--llm-model=llama3-70b --llm-seq=8192 --llm-zero=3 --llm-recompute=full)
@@ -80,7 +82,7 @@ out=$(nospank sbatch --gpus=h100:8 --comment="trainfit: model=llama3-70b seq=819
 
 lines=$(audit_lines)
 out=$(nospank sbatch --parsable -H --gpus=h100:3 --wrap true 2>&1); rc=$?
-[[ $rc -eq 0 && $(field TresPerJob "$out") == gres:gpu:h100:3 && $(audit_lines) -eq $lines ]] && ok "unannotated job untouched, not audited" \
+[[ $rc -eq 0 && $(colon "$(field TresPerJob "$out")") == gres:gpu:h100:3 && $(audit_lines) -eq $lines ]] && ok "unannotated job untouched, not audited" \
   || fail "unannotated job" "rc=$rc" "$out"
 scontrol cancel "$out" 2>/dev/null
 
@@ -227,7 +229,7 @@ stamp=$(field AdminComment "$job")
 id_on_job=$(grep -o 'decision [^ ;]*' <<<"$(scontrol show job "$job" | grep AdminComment)" | awk '{print $2}')
 settle; rec=$(grep "\"decision_id\":\"$id_on_job\"" "$dir/audit.jsonl")
 if [[ $rc -eq 0 && $stamp == trainfit* && -n $id_on_job && $(json "$rec" "['user']") == "$user" &&
-      $(json "$rec" "['job_name']") == llm-train && $(json "$rec" "['gpu_request']") == *"gres:gpu:h100:8"* ]]; then
+      $(json "$rec" "['job_name']") == llm-train && $(colon "$(json "$rec" "['gpu_request']")") == *"gres:gpu:h100:8"* ]]; then
   ok "an ordinary user's job carries the verdict in AdminComment; its decision id finds the audit line"
 else fail "AdminComment stamp" "rc=$rc stamp=$stamp id=$id_on_job" "$rec"; fi
 out=$(as_user scontrol update job="$job" AdminComment=forged 2>&1); rc=$?

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs inside a release's root filesystem (tests/slurm/releases.sh makes it and enters it):
+# the source at /src, results to /out. One compile serves the packages and the tests:
+#   1. packaging/build-deb.sh against this release's headers, the tests built in the same tree;
+#   2. ctest in that tree: the unit tests, the CLI's, and every Slurm suite on this release's
+#      own slurmctld/slurmd (integration, storm, faults, symbols, the plugins in a host);
+#   3. tests/install_test.sh on the packages just built (dpkg -i, a fresh cluster on the
+#      installed plugins, no PluginDir).
+# Ends with a table of each step's duration.
+set -uo pipefail
+cd /src
+slurm=$(sh packaging/slurm-version.sh)
+echo "in_release: Debian $(cat /etc/debian_version), Slurm $slurm ($(slurmctld -V)), g++ $(g++ -dumpversion)"
+
+steps=() failed=()
+step() {  # step NAME COMMAND...: runs it, times it, remembers a failure
+  local name=$1 start=$SECONDS rc
+  shift
+  echo "---- $name"
+  "$@"
+  rc=$?
+  steps+=("$(printf '%-34s %5d s  %s' "$name" $((SECONDS - start)) "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")")")
+  [[ $rc == 0 ]] || failed+=("$name")
+  return $rc
+}
+
+build_packages() {
+  KEEP=1 TRAINFIT_DEB_TESTS=1 JOBS=${JOBS:-2} bash packaging/build-deb.sh /out/debs 2>/out/build-deb.err
+  local rc=$?
+  cat /out/build-deb.err >&2
+  tree=$(sed -n 's/^build tree: //p' /out/build-deb.err)
+  obj=$(ls -d "$tree"/trainfit-*/obj-* 2>/dev/null | head -1)
+  [[ $rc == 0 && -d $obj ]]
+}
+
+# What needs a browser, a load balancer, TLS, PyTorch or a quiet machine runs on the CI
+# host (scripts/test.sh); here: what depends on the release's Slurm and libraries.
+host_only='^(page|service_pool|service_hostile|client|fidelity|doc_test|install)$'
+run_tests() {
+  ctest --test-dir "$obj" --output-on-failure --parallel "${JOBS:-2}" -E "$host_only"
+}
+
+step "build packages + tests (Slurm $slurm)" build_packages || { printf '%s\n' "${steps[@]}"; exit 1; }
+ls -l /out/debs/*.deb
+step "ctest (unit, CLI, Slurm suites)" run_tests
+step "install test (dpkg -i, installed plugins)" env TRAINFIT_DEBS=/out/debs TRAINFIT_RPM=0 bash tests/install_test.sh /out/install
+
+echo "---- steps (Slurm $slurm)"
+printf '%s\n' "${steps[@]}"
+((${#failed[@]} == 0)) || { echo "in_release: failed: ${failed[*]}"; exit 1; }
