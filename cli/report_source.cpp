@@ -42,20 +42,22 @@ class GzipBytes : public Bytes {
  public:
   explicit GzipBytes(gzFile file) : file_(file) { gzbuffer(file_, 128 * 1024); }
   ~GzipBytes() override { gzclose(file_); }  // closes the descriptor too
+  // A cut stream: zlib 1.2.13 (Debian 12) reports Z_BUF_ERROR with its last data and keeps
+  // it; 1.3.2 (Debian unstable) reports it with the last data and clears it at the next
+  // call. So the error is taken when it first shows, and the next read returns -1.
   long read(char* buffer, size_t size) override {
+    if (!error_.empty()) return -1;
     const int got = gzread(file_, buffer, static_cast<unsigned>(size));
     int code = Z_OK;
-    gzerror(file_, &code);
-    return got == 0 && code != Z_OK ? -1 : got;  // a cut stream ends in 0 with Z_BUF_ERROR
-  }
-  std::string error() const override {
-    int code = 0;
     const char* text = gzerror(file_, &code);
-    return std::string("damaged gzip data (") + (text != nullptr ? text : "?") + ")";
+    if (code != Z_OK) error_ = text != nullptr && text[0] != '\0' ? text : "zlib error " + std::to_string(code);
+    return got <= 0 && !error_.empty() ? -1 : got;
   }
+  std::string error() const override { return "damaged gzip data (" + error_ + ")"; }
 
  private:
   gzFile file_;
+  std::string error_;
 };
 
 bool gzip_magic(int fd) {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "slurm_compat.h"
 #include "slurm_host.h"
 
 namespace trainfit::plugin {
@@ -86,7 +87,7 @@ Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {
 
 std::string job_id_of(const job_desc_msg_t* d) {
   if (d->job_id_str != nullptr) return d->job_id_str;
-  return d->job_id != NO_VAL && d->job_id != 0 ? std::to_string(d->job_id) : "";
+  return TRAINFIT_JOB_ID(d) != NO_VAL && TRAINFIT_JOB_ID(d) != 0 ? std::to_string(TRAINFIT_JOB_ID(d)) : "";
 }
 
 std::string gpu_request_as_written(const job_desc_msg_t* d) {

@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "slurm_compat.h"
 #include "slurm_shim.h"
 
 namespace {
@@ -216,7 +217,7 @@ class Desc {
  public:
   Desc() {
     std::memset(&d, 0, sizeof d);
-    d.min_nodes = d.max_nodes = d.num_tasks = d.job_id = d.time_limit = NO_VAL;
+    d.min_nodes = d.max_nodes = d.num_tasks = TRAINFIT_JOB_ID(&d) = d.time_limit = NO_VAL;
     d.user_id = 1000;
     d.group_id = 1000;
     d.ntasks_per_node = d.sockets_per_node = NO_VAL16;
@@ -511,7 +512,7 @@ void job_submit_valid() {
   }
   {  // updates (scontrol update): 22.05 sees only the update's fields
     Desc u;
-    u.d.job_id = 42;
+    TRAINFIT_JOB_ID(&u.d) = 42;
     u.gpus("gres:gpu:h100:8").set(&u.d.comment, "trainfit: model=llama3-70b seq=8192 zero=3 recompute=full");
     Outcome o = modify(p, u);
     CHECK(o.rc == ESLURM_INVALID_GRES, "update with a big annotation on 8: rc %d", o.rc);
@@ -519,27 +520,27 @@ void job_submit_valid() {
           "update refusal not logged");
     CHECK(std::strcmp(u.d.tres_per_job, "gres:gpu:h100:8") == 0, "an update was resized");
     Desc v;
-    v.d.job_id = 43;
+    TRAINFIT_JOB_ID(&v.d) = 43;
     v.set(&v.d.comment, "trainfit: model=llama3-8b zero=3");
     o = modify(p, v);
     CHECK(o.rc != SLURM_SUCCESS, "annotation update without GPUs allowed (rc %d)", o.rc);
     Desc w;
-    w.d.job_id = 44;
+    TRAINFIT_JOB_ID(&w.d) = 44;
     w.gpus("gres:gpu:16");
     o = modify(p, w);
     CHECK(o.rc == SLURM_SUCCESS && shim::logged("job 44: GPU update not checked"), "GPU-only update: rc %d", o.rc);
     Desc x;
-    x.d.job_id = 45;
+    TRAINFIT_JOB_ID(&x.d) = 45;
     x.set(&x.d.partition, "strict");
     o = modify(p, x);
     CHECK(o.rc != SLURM_SUCCESS, "move into strict without an annotation allowed");
     Desc y;
-    y.d.job_id = 46;
+    TRAINFIT_JOB_ID(&y.d) = 46;
     y.set(&y.d.comment, "trainfit: model=llama3-8b seq=4096 zero=3").gpus("gres:gpu:h100:8");
     o = modify(p, y);
     CHECK(o.rc == SLURM_SUCCESS, "a fitting update refused: rc %d", o.rc);
     Desc z;  // an update of something else entirely (time limit): not trainfit's business
-    z.d.job_id = 47;
+    TRAINFIT_JOB_ID(&z.d) = 47;
     z.d.time_limit = 60;
     o = modify(p, z);
     CHECK(o.rc == SLURM_SUCCESS, "time-limit update refused: rc %d", o.rc);
@@ -610,7 +611,7 @@ void job_submit_hostile() {
     g.gpus("gres:gpu:h100:8").env({"TRAINFIT_GEOMETRY=" + text, "TRAINFIT_CONFIG=" + text, "_SLURM_SPANK_OPTION_trainfit_llm_model=llama3-8b"});
     any_rc(submit(p, g), "hostile TRAINFIT_GEOMETRY/CONFIG");
     Desc u;
-    u.d.job_id = 7;
+    TRAINFIT_JOB_ID(&u.d) = 7;
     u.set(&u.d.job_id_str, text).set(&u.d.comment, "trainfit: model=" + text).gpus("gres:gpu:8").set(&u.d.partition, text);
     ++cases;
     modify(p, u);

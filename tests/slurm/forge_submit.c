@@ -21,6 +21,8 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "slurm_compat.h"
+
 struct variant {
   char *partition, *tres, *comment;
   char **env;
@@ -92,7 +94,7 @@ int main(int argc, char **argv) {
     d.spank_job_env_size = v->env_size;
     submit_response_msg_t *resp = NULL;
     if (slurm_submit_batch_job(&d, &resp) == 0) {
-      printf("%ld %ld OK %u\n", n, n % nvariants, resp->job_id);
+      printf("%ld %ld OK %u\n", n, n % nvariants, TRAINFIT_JOB_ID(resp));
       slurm_free_submit_response_response_msg(resp);
     } else {
       int e = errno;  // slurm_get_errno() returned errno; 24.11 removed it
