@@ -5,7 +5,8 @@ packages=(cmake ninja-build g++ nlohmann-json3-dev libboost-program-options-dev 
           libgtest-dev libbenchmark-dev pkg-config curl libcurl4-openssl-dev openssl haproxy
           python3-torch libopenblas0-pthread libslurm-dev slurmctld slurmd slurm-client munge
           nginx-light chromium python3-websocket fonts-dejavu-core librsvg2-bin zlib1g-dev
-          debhelper dpkg-dev fakeroot rpm logrotate man-db groff-base clang libclang-rt-14-dev)
+          debhelper dpkg-dev fakeroot rpm logrotate man-db groff-base clang libclang-rt-14-dev mmdebstrap)
+# mmdebstrap: tests/slurm/releases.sh makes a root filesystem per Debian suite (its Slurm release).
 # clang, libclang-rt-14-dev: the libFuzzer targets (tests/fuzz); libclang-rt-14-dev holds libFuzzer and
 # the sanitizer runtimes, only a Recommends of clang-14, which --no-install-recommends leaves out.
 # man-db, groff-base: tests/man_test.sh renders the man pages (man/).

@@ -1,21 +1,73 @@
 #!/usr/bin/env bash
-# One command, fresh Debian 12: install dependencies, build, run every test.
-set -euo pipefail
+# One command, fresh Debian 12: install dependencies, build, run every test; CI runs this.
+#   bash scripts/test.sh            everything (cold, 2 cores: see README, "Tests")
+#   bash scripts/test.sh --quick    the day-to-day subset: incremental build, ctest -L quick
+# Ends with a table of each stage's duration. Test stages that fail do not stop the ones
+# after them (one run tells everything); the exit status is 1 when any stage failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-bash scripts/build.sh
+here=$(pwd)
+jobs=$(nproc)
+
+stages=() failed=()
+table() {
+  echo "==== stages"
+  printf '%s\n' "${stages[@]}"
+  printf '%-52s %6d s\n' "total" "$SECONDS"
+  ((${#failed[@]} == 0)) || echo "failed: ${failed[*]}"
+}
+stage() {  # stage NAME COMMAND...: runs and times it
+  local name=$1 start=$SECONDS rc
+  shift
+  echo "==== $name"
+  "$@"
+  rc=$?
+  stages+=("$(printf '%-52s %6d s  %s' "$name" $((SECONDS - start)) "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")")")
+  ((rc == 0)) || failed+=("$name")
+  return $rc
+}
+must() { stage "$@" || { table; exit 1; }; }  # a stage the later ones cannot do without
+
+if [[ ${1:-} == --quick ]]; then
+  must "build (build/, incremental)" bash scripts/build.sh
+  stage "ctest -L quick" ctest --test-dir build --output-on-failure --parallel "$jobs" -L quick
+  table
+  ((${#failed[@]} == 0)); exit
+fi
+
+must "install dependencies" bash scripts/install-deps.sh
+# The Slurm release roots (tests/slurm/releases.sh) download and unpack while the host builds.
+releases=(trixie sid)
+mkdir -p build-releases
+bash tests/slurm/releases.sh --prepare "${releases[@]}" > build-releases/prepare.log 2>&1 &
+prepare_pid=$!
+
+must "build (build/, Release)" bash scripts/build.sh
 # ctest 'install' too: the packages as an administrator gets them (build-deb.sh, dpkg -i, a
 # fresh Slurm on the INSTALLED plugins, rpmbuild -ta), purged at exit (tests/install_test.sh).
 cmake -S . -B build -DTRAINFIT_INSTALL_TEST=ON >/dev/null
-ctest --test-dir build --output-on-failure --parallel "$(nproc)"
-# The library, the CLI and their tests again under ASan + UBSan; the plugins too, loaded by
-# tests/plugin_host (sanitizers do not load into slurmctld, so the Slurm tests stay out).
-cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTRAINFIT_SANITIZE=ON -DTRAINFIT_BUILD_BENCH=OFF >/dev/null
-cmake --build build-sanitize --parallel "$(nproc)" --target trainfit_tests trainfit trainfit_man plugin_host
-ctest --test-dir build-sanitize --output-on-failure --parallel "$(nproc)" -E "fidelity|slurm|plugin_symbols"
-# libFuzzer + ASan + UBSan on every parser (tests/fuzz/README.md): 60 s per target on a copy of the
-# seed corpora, then every committed seed and regression input replayed.
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DTRAINFIT_FUZZ=ON -DTRAINFIT_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz --parallel "$(nproc)" --target trainfit_fuzz
-bash tests/fuzz/run.sh build-fuzz 60
-ctest --test-dir build-fuzz --output-on-failure -R fuzz_regressions
+stage "ctest (Release, Slurm 22.05 here)" ctest --test-dir build --output-on-failure --parallel "$jobs"
+
+# One clang tree serves the sanitizer pass and the fuzzers: everything in it is built with
+# ASan + UBSan and libFuzzer's coverage hooks (tests/fuzz/options.cmake).
+CC=clang CXX=clang++ cmake -S . -B build-sanitize -G Ninja -DTRAINFIT_FUZZ=ON -DTRAINFIT_BUILD_BENCH=OFF >/dev/null
+must "build (build-sanitize/, clang ASan+UBSan+fuzz)" \
+  cmake --build build-sanitize --parallel "$jobs" --target trainfit_tests trainfit trainfit_man plugin_host trainfit_fuzz
+# The library, the CLI and the plugins (loaded by tests/plugin_host) under ASan + UBSan. Not
+# here: the Slurm suites (sanitizers do not load into slurmctld), and what only repeats the
+# release pass's timing and browser checks through the same code (README, "Tests").
+stage "ctest (ASan+UBSan)" ctest --test-dir build-sanitize --output-on-failure --parallel "$jobs" \
+  -E "^(fidelity|slurm_.*|plugin_symbols|page|service_pool|client|published_gpu|doc_test|fuzz_regressions)$"
+# libFuzzer on every parser (tests/fuzz/README.md): a fixed seed and a fixed number of runs
+# per target over the committed corpus, so that a commit always gets the same answer; then
+# every committed seed and regression input replayed.
+stage "fuzz (fixed seed, fixed runs)" bash tests/fuzz/run.sh --ci build-sanitize
+stage "fuzz regressions replayed" bash tests/fuzz/run.sh --replay build-sanitize
+
+# Slurm 24.11 (Debian 13) and 26.05 (unstable): packages and the Slurm suites on each.
+wait "$prepare_pid" || { echo "releases.sh --prepare failed:"; tail -20 build-releases/prepare.log; }
+for suite in "${releases[@]}"; do
+  stage "release $suite (tests/slurm/releases.sh)" bash tests/slurm/releases.sh "$suite"
+done
+table
+((${#failed[@]} == 0))

@@ -5,7 +5,10 @@
 #   2. ctest in that tree: the unit tests, the CLI's, and every Slurm suite on this release's
 #      own slurmctld/slurmd (integration, storm, faults, symbols, the plugins in a host);
 #   3. tests/install_test.sh on the packages just built (dpkg -i, a fresh cluster on the
-#      installed plugins, no PluginDir).
+#      installed plugins, no PluginDir);
+#   4. with BENCH=1 (releases.sh --bench), the job_submit path's benchmarks on this release:
+#      bench/admission_bench (the plugin dlopen'ed, Google Benchmark) and
+#      bench/slurm_submit_bench.sh (slurmctld with and without the plugin).
 # Ends with a table of each step's duration.
 set -uo pipefail
 cd /src
@@ -30,6 +33,8 @@ build_packages() {
   cat /out/build-deb.err >&2
   tree=$(sed -n 's/^build tree: //p' /out/build-deb.err)
   obj=$(ls -d "$tree"/trainfit-*/obj-* 2>/dev/null | head -1)
+  # mktemp made it 0700: the suites load the plugins from it as an ordinary user too.
+  [[ -n $tree ]] && chmod a+rx "$tree"
   [[ $rc == 0 && -d $obj ]]
 }
 
@@ -44,6 +49,16 @@ step "build packages + tests (Slurm $slurm)" build_packages || { printf '%s\n' "
 ls -l /out/debs/*.deb
 step "ctest (unit, CLI, Slurm suites)" run_tests
 step "install test (dpkg -i, installed plugins)" env TRAINFIT_DEBS=/out/debs TRAINFIT_RPM=0 bash tests/install_test.sh /out/install
+
+# A Release tree of the benchmarks beside the packaged one (Debian's flags differ).
+run_bench() {
+  cmake -S /src -B /tmp/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINFIT_BUILD_TESTS=OFF >/dev/null &&
+    cmake --build /tmp/bench --parallel "${JOBS:-2}" --target admission_bench submit_jobs >/dev/null &&
+    /tmp/bench/bench/admission_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+      --benchmark_filter='JobSubmit' 2>&1 | tee /out/admission_bench.txt &&
+    bash bench/slurm_submit_bench.sh /tmp/bench 1000 4 | tee /out/slurm_submit_bench.txt
+}
+[[ ${BENCH:-0} == 1 ]] && step "benchmarks (job_submit path)" run_bench
 
 echo "---- steps (Slurm $slurm)"
 printf '%s\n' "${steps[@]}"

@@ -114,12 +114,34 @@ out=$(scontrol update job="$job" Comment="trainfit: model=llama3-405b seq=131072
 out=$(scontrol update job="$job" Comment="trainfit: model=llama3-405b seq=131072" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
 [[ $rc -ne 0 && $(json "$(last_audit)" "['reason']") == too_few_gpus ]] && ok "annotation update with GPUs: checked (too few GPUs)" \
   || fail "full update" "rc=$rc $out" "$(last_audit)"
+# 23.02 gave job_modify an err_msg: the refusal's reason reaches scontrol; 22.05 shows only
+# Slurm's error text (the reason is in slurmctld's log and the audit line).
+if (( $(cluster_release) >= 2302 )); then
+  [[ $out == *"trainfit: "*"min_gpus_to_fit="* ]] && ok "the refused update's reason reaches scontrol (job_modify's err_msg): ${out%%$'\n'*}" \
+    || fail "refused update's reason in scontrol" "$out"
+else
+  [[ $out != *"min_gpus_to_fit="* && -n $out ]] && ok "22.05: scontrol shows Slurm's error only: $out" || fail "22.05 update error" "$out"
+fi
 out=$(scontrol update job="$job" Comment="trainfit: model=llama3-8b zero=3" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
 [[ $rc -eq 0 && $(field Comment "$job") == trainfit:* ]] && ok "annotation update that fits: applied" || fail "fitting update" "rc=$rc $out"
 out=$(scontrol update job="$job" TresPerJob=gres:gpu:h100:4 2>&1); rc=$?
 [[ $rc -eq 0 && $(json "$(last_audit)" "['action']") == unchecked ]] && grep -q "update not checked: Slurm 22.05's job_modify" "$dir/log/slurmctld.log" \
   && ok "GPU-count-only update: passes, audited and logged as unchecked" || fail "GPU-only update" "rc=$rc $out" "$(last_audit)"
 scontrol cancel "$job" 2>/dev/null
+
+# ---- 3b. What this release's slurmctld hands the plugin (docs/slurm.md, "Slurm releases") ----
+# Every client spelling arrives in slurmctld's own: "gres:gpu" up to 23.02, "gres/gpu" from
+# 23.11 (per task with "="). Read from the audit line of an annotated job.
+want_prefix=gres:gpu
+(( $(cluster_release) >= 2311 )) && want_prefix=gres/gpu
+for shape in "--gpus=h100:8" "--gpus=16" "--gres=gpu:h100:8" "--gpus-per-node=h100:8" "--gpus-per-task=1 -n 8"; do
+  # shellcheck disable=SC2086  # the shape is several options
+  out=$(nospank sbatch -H --parsable $shape --comment="trainfit: model=llama3-8b zero=3" --wrap true 2>&1); rc=$?
+  seen=$(json "$(last_audit)" "['gpu_request']")
+  [[ $rc -eq 0 && $seen == *"=$want_prefix"[:=]* ]] && ok "Slurm $(cluster_release): $shape reaches job_submit as $seen" \
+    || fail "what job_submit sees for $shape" "rc=$rc $out" "$seen (expected $want_prefix)"
+  scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+done
 
 # ---- 4. One resolution on both sides; the job's GPU type ----
 before=$(job_count)

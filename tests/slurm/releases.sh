@@ -3,6 +3,7 @@
 # administrator of that release would get it (docs/slurm.md, "Slurm releases"):
 #   bash tests/slurm/releases.sh SUITE...            bookworm (Slurm 22.05), trixie (24.11), sid (26.05)
 #   bash tests/slurm/releases.sh --prepare SUITE...  only make the root filesystems (CI starts this early)
+#   bash tests/slurm/releases.sh --bench SUITE...    also the job_submit benchmarks (docs/slurm.md)
 # For each suite: a root filesystem made with mmdebstrap from Debian's archive holding that
 # release's slurmctld, slurmd, munge, libslurm-dev and the build dependencies
 # (tests/slurm/rootfs-packages), cached in $TRAINFIT_ROOTFS_CACHE (default
@@ -19,8 +20,9 @@ cache=${TRAINFIT_ROOTFS_CACHE:-/var/cache/trainfit/rootfs}
 out_base=${TRAINFIT_RELEASES_OUT:-$src/build-releases}
 list=$src/tests/slurm/rootfs-packages
 
-prepare=0
+prepare=0 bench=0
 if [[ ${1:-} == --prepare ]]; then prepare=1; shift; fi
+if [[ ${1:-} == --bench ]]; then bench=1; shift; fi
 (($#)) || { echo "usage: $0 [--prepare] SUITE..." >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "releases.sh: needs root (mmdebstrap, unshare, mount)" >&2; exit 2; }
 
@@ -83,8 +85,8 @@ run_suite() {
     mkdir -p "$run/merged/out" && mount --bind "$out" "$run/merged/out"
     hostname "trainfit-$(basename "$root" | cut -d- -f1)"
     exec chroot "$run/merged" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-      JOBS="$(nproc)" TRAINFIT_CLUSTER_PORT_BASE=12000 bash /src/tests/slurm/in_release.sh
-  ' release "$run" "$root" "$out" 2>&1 | tee "$out/run.log"
+      JOBS="$(nproc)" BENCH=$4 TRAINFIT_CLUSTER_PORT_BASE=12000 bash /src/tests/slurm/in_release.sh
+  ' release "$run" "$root" "$out" "$bench" 2>&1 | tee "$out/run.log"
   rc=${PIPESTATUS[0]}
   rm -rf "$run"
   return "$rc"

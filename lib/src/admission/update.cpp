@@ -1,4 +1,4 @@
-// Updates (scontrol update, job_modify). Slurm 22.05 hands job_modify the update's
+// Updates (scontrol update, job_modify). Slurm (22.05 to 26.05, measured) hands job_modify the update's
 // fields only: the job itself (job_ptr) is not in the public headers, so trainfit
 // cannot see the job's annotation, GPUs or partition. It checks what an update
 // carries, refuses what would open a hole (a move into a partition that requires an
@@ -24,7 +24,7 @@ Decision decide_update(const Policy& policy, const Update& u) {
   if (job.annotation.found || job.annotation_error) {
     if (!u.sets_gpus && !job.annotation_error) {
       return decision_of(Verdict::kReject, Reason::kGpuRequest,
-                  "trainfit: job " + id + ": a new annotation is checked against the job's GPUs, which Slurm 22.05 "
+                  "trainfit: job " + id + ": a new annotation is checked against the job's GPUs, which Slurm "
                   "does not show job_modify; " + restate(id));
     }
     Job checked = job;
@@ -39,7 +39,7 @@ Decision decide_update(const Policy& policy, const Update& u) {
       if (rules.require_annotation && !exempted) {
         return decision_of(Verdict::kReject, Reason::kAnnotationRequired,
                     "trainfit: job " + id + ": partition " + trim(p) +
-                        " requires an LLM training annotation, and Slurm 22.05 does not show job_modify the job's "
+                        " requires an LLM training annotation, and Slurm does not show job_modify the job's "
                         "own; " + restate(id));
       }
     }
@@ -47,7 +47,7 @@ Decision decide_update(const Policy& policy, const Update& u) {
   Decision d;
   d.unchecked = true;
   d.message = "trainfit: job " + id + ": " + (u.sets_gpus ? "GPU" : "partition") +
-              " update not checked: Slurm 22.05's job_modify does not show the job's annotation (job_ptr is "
+              " update not checked: Slurm's job_modify does not show the job's annotation (job_ptr is "
               "private); an update that restates it (Comment=\"trainfit: ...\" with the GPU request) is checked";
   return d;
 }
