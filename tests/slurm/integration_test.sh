@@ -125,7 +125,7 @@ fi
 out=$(scontrol update job="$job" Comment="trainfit: model=llama3-8b zero=3" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
 [[ $rc -eq 0 && $(field Comment "$job") == trainfit:* ]] && ok "annotation update that fits: applied" || fail "fitting update" "rc=$rc $out"
 out=$(scontrol update job="$job" TresPerJob=gres:gpu:h100:4 2>&1); rc=$?
-[[ $rc -eq 0 && $(json "$(last_audit)" "['action']") == unchecked ]] && grep -q "update not checked: Slurm 22.05's job_modify" "$dir/log/slurmctld.log" \
+[[ $rc -eq 0 && $(json "$(last_audit)" "['action']") == unchecked ]] && grep -q "update not checked: Slurm's job_modify" "$dir/log/slurmctld.log" \
   && ok "GPU-count-only update: passes, audited and logged as unchecked" || fail "GPU-only update" "rc=$rc $out" "$(last_audit)"
 scontrol cancel "$job" 2>/dev/null
 
@@ -195,7 +195,40 @@ done
 out=$(sbatch -H -p elastic8 --parsable --gpus=$nvml:8 --llm-model=llama3-8b --llm-zero=3 --llm-check --wrap true 2>&1); rc=$?
 [[ $rc -eq 0 && $out == *"fits:"*"on 8 x H100"* ]] && ok "NVML type name $nvml is an H100" || fail "nvml name" "rc=$rc" "$out"
 scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+
+# ---- 1b. Sixteen 4-GPU nodes (FUTURE): accept, reject and resize in whole 4-GPU nodes ----
 cluster_stop "$dir"
+write_conf "partition.gpu4.gpus_per_node = 4
+partition.elastic4.action = resize
+partition.elastic4.gpus_per_node = 4"
+CLUSTER_NODES_CONF="NodeName=q[1-16] NodeHostname=q[1-16] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:h100:4 State=FUTURE
+PartitionName=gpu4 Nodes=q[1-16] Default=YES MaxTime=INFINITE State=UP
+PartitionName=elastic4 Nodes=q[1-16] MaxTime=INFINITE State=UP" cluster_start "$dir" "$build/plugin" trainfit ||
+  fail "start the 16-node cluster" "$(tail -3 "$dir/log/slurmctld.log")"
+min4=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpus-per-node 4)
+out=$(sbatch -H -p gpu4 --parsable --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1); rc=$?
+[[ $rc -eq 0 ]] && ok "4x16: llama3-8b on one 4-GPU node accepted" || fail "4x16 accept" "rc=$rc" "$out"
+scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+out=$(sbatch -H -p gpu4 --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
+[[ $rc -eq 1 && $out == *"min_gpus_to_fit=$min4"* ]] && ok "4x16: too few GPUs refused with min_gpus_to_fit=$min4 (CLI, 4 per node)" \
+  || fail "4x16 reject" "rc=$rc" "$out"
+for layout in "--gpus-per-node=h100:4 -N 2" "--gpus=h100:8" "--gpus-per-task=h100:1 -n 8"; do
+  # shellcheck disable=SC2086
+  out=$(sbatch -H -p elastic4 --parsable $layout "${big[@]}" --wrap true 2>&1); rc=$?
+  job=$(tail -1 <<<"$out")
+  said=$(grep -o 'resized from [0-9]* to [0-9]*' <<<"$out" | awk '{print $5}')
+  per_job=$(field TresPerJob "$job"); per_node=$(field TresPerNode "$job"); per_task=$(field TresPerTask "$job")
+  nodes=$(field NumNodes "$job"); nodes=${nodes%%-*}; tasks=$(field NumTasks "$job")
+  if [[ -n $per_job ]]; then granted=$(count_of "$per_job")
+  elif [[ -n $per_node ]]; then granted=$(( $(count_of "$per_node") * nodes ))
+  else granted=$(( $(count_of "$per_task") * tasks )); fi
+  if [[ $rc -eq 0 && -n $said && $said -ge $min4 && $granted -ge $said && $((nodes * 4)) -ge $granted ]]; then
+    ok "4x16 resize ($layout): says $said (CLI: $min4), Slurm grants $granted on $nodes nodes"
+  else fail "4x16 resize $layout" "rc=$rc said=$said granted=$granted nodes=$nodes tasks=$tasks" "$out"; fi
+  scontrol cancel "$job" 2>/dev/null
+done
+cluster_stop "$dir"
+write_conf
 cluster_start "$dir" "$build/plugin" trainfit || fail "restart the one-node cluster"
 
 # ---- 12. What users see, class by class ----
