@@ -313,6 +313,31 @@ TEST(ConfigTorchtitan, BadJobConfigs) {
   EXPECT_NE(e.message.find("nested deeper than"), std::string::npos) << e.message;
 }
 
+// Non-ASCII text where TOML allows it keeps its value (toml++ is handed an ASCII rewrite:
+// lib/src/config_files/toml_ascii.h). The value comes back in the refusal of model.name.
+TEST(ConfigTorchtitan, NonAsciiStringsKeepTheirValue) {
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"\"llämä–3\"", "llämä–3"},                  // basic string (U+00E4, U+2013)
+      {"'llämä\\\"x'", "llämä\\\"x"},              // literal string with '\' and '"'
+      {"\"\"\"ll\\\n   ämä\"\"\"", "llämä"},        // multi-line basic, line-ending backslash
+      {"'''\nllämä 🦙'''", "llämä 🦙"},            // multi-line literal, its first newline trimmed
+      {"\"\\u00e9t\\u00E9\"", "été"},              // escapes stay escapes
+  };
+  for (const auto& [toml_value, value] : names) {
+    const std::string text = "# réglages — comment\n[model]\nname = " + toml_value + "  # ok\n\"clé ω\" = 1\n";
+    Error e = read_error(text, "job.toml");
+    EXPECT_EQ(e.code, ErrorCode::kUnknownName) << e.message;
+    EXPECT_NE(e.message.find("model.name='" + value + "'"), std::string::npos) << toml_value << " -> " << e.message;
+  }
+  // Outside strings and comments TOML allows ASCII only: named by line and column.
+  Error e = read_error("[model]\nflavor = \"8B\"\nnamé = \"llama3\"\n", "job.toml");
+  EXPECT_EQ(e.code, ErrorCode::kMalformed);
+  EXPECT_NE(e.message.find("malformed TOML at line 3, column 4: a non-ASCII character outside a string"), std::string::npos)
+      << e.message;
+  e = read_error("[model]\nname = \"ll\\é\"\n", "job.toml");  // '\' + non-ASCII is no escape
+  EXPECT_NE(e.message.find("line 2, column 12: '\\' before a non-ASCII character"), std::string::npos) << e.message;
+}
+
 // TOML requires UTF-8 (toml.io v1.0.0, "Spec"). Debian 12's toml11 3.7.1 read past its buffer on
 // the first input (found by tests/fuzz, kept in regressions/config_files/): each is refused
 // as malformed TOML naming its line, whichever release of the parser a Debian release ships.

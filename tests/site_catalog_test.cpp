@@ -163,6 +163,8 @@ TEST_F(SiteCatalog, LookupsDuringSwapsSeeWholeCatalogs) {
       }
     });
   }
+  // Swaps only once the readers run (a loaded machine may start them late), and while they do.
+  while (seen.load() == 0) std::this_thread::yield();
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(install_catalogs(i % 2 ? small : big));
   stop = true;
   for (std::thread& t : readers) t.join();

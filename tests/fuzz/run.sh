@@ -26,14 +26,19 @@ max_len() {
 }
 
 # Runs per target in --ci: about 15 s each on the 2-core CI machine (exec/s measured there
-# with this build, tests/fuzz/README.md), so all of them take about 3 minutes.
+# with the clang ASan+UBSan tree, tests/fuzz/README.md), about 3 minutes for all of them.
 ci_runs() {
   case "$1" in
-    request_json) echo 60000 ;;
-    http) echo 50000 ;;
-    config_files) echo 6000 ;;
-    differential) echo 5000 ;;
-    *) echo 40000 ;;
+    srun) echo 600000 ;;         # ~44k exec/s
+    gres|http) echo 450000 ;;    # ~31k
+    hf_config) echo 400000 ;;    # ~27k
+    request_json) echo 330000 ;; # ~22k
+    conf|config_files) echo 150000 ;;  # ~10k
+    comment) echo 140000 ;;      # ~9k
+    llm_options) echo 115000 ;;  # ~8k
+    differential) echo 27000 ;;  # ~1.8k
+    site_catalog) echo 18000 ;;  # ~1.2k
+    *) echo 100000 ;;
   esac
 }
 

@@ -6,9 +6,8 @@
 #include <sstream>
 
 // toml++ (Debian's libtomlplusplus-dev, 3.3 on Debian 12, 3.4 on 13), header-only in this one
-// file so that the sanitizers and fuzzers see inside it; it rejects invalid UTF-8 itself
-// (TOML requires UTF-8), which toml11 3.7 read past its buffer on. No exceptions: parse()
-// returns the error.
+// file so that the sanitizers and fuzzers see inside it; it is handed ASCII only
+// (toml_ascii.h). No exceptions: parse() returns the error.
 #define TOML_HEADER_ONLY 1
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
@@ -16,6 +15,7 @@
 #include "../text.h"
 #include "mapping.h"
 #include "readers.h"
+#include "toml_ascii.h"
 
 namespace trainfit::config_files {
 namespace {
@@ -414,7 +414,10 @@ Result<ConfigFile> read_torchtitan(const std::string& text, const std::string& s
                    "malformed TOML at line " + std::to_string(line) + ": nested deeper than " +
                        std::to_string(kMaxNesting) + " levels");
   }
-  toml::parse_result doc = toml::parse(std::string_view(text), std::string_view(source));
+  // toml++ must see ASCII only (toml_ascii.h says why).
+  Result<std::string> ascii = toml_as_ascii(text);
+  if (!ascii) return m.error(ErrorCode::kMalformed, "config", ascii.error().message);
+  toml::parse_result doc = toml::parse(std::string_view(ascii.value()), std::string_view(source));
   if (!doc) {
     const toml::parse_error& e = doc.error();
     return m.error(ErrorCode::kMalformed, "config",
