@@ -50,6 +50,9 @@ SKIP = [
     (r"^bash packaging/build-deb\.sh|^git archive .*rpmbuild",
      "builds the packages (~7 min each) and needs root to install them; tests/install_test.sh "
      "(ctest `install`, -DTRAINFIT_INSTALL_TEST=ON) runs these commands"),
+    (r"^bash tests/slurm/releases\.sh|^bash tests/fuzz/run\.sh|^TRAINFIT_FUZZ_SEED=",
+     "a Debian root filesystem per release and its build (minutes, root) / the fuzzers (a clang "
+     "tree); scripts/test.sh runs both"),
     (r"^bash tests/service_pool_test\.sh|haproxy ",
      "haproxy/nginx in front of replicas (about a minute); the ctest `service_pool` runs it"),
     (r"--endpoint http://trainfit-a",

@@ -3,7 +3,7 @@
 # administrator of that release would get it (docs/slurm.md, "Slurm releases"):
 #   bash tests/slurm/releases.sh SUITE...            bookworm (Slurm 22.05), trixie (24.11), sid (26.05)
 #   bash tests/slurm/releases.sh --prepare SUITE...  only make the root filesystems (CI starts this early)
-#   bash tests/slurm/releases.sh --bench SUITE...    also the job_submit benchmarks (docs/slurm.md)
+#   bash tests/slurm/releases.sh --bench SUITE...    the job_submit benchmarks instead (docs/slurm.md)
 # For each suite: a root filesystem made with mmdebstrap from Debian's archive holding that
 # release's slurmctld, slurmd, munge, libslurm-dev and the build dependencies
 # (tests/slurm/rootfs-packages), cached in $TRAINFIT_ROOTFS_CACHE (default
