@@ -9,30 +9,14 @@ cd "$(dirname "$0")/.."
 here=$(pwd)
 jobs=$(nproc)
 
-stages=() failed=()
-table() {
-  echo "==== stages"
-  printf '%s\n' "${stages[@]}"
-  printf '%-52s %6d s\n' "total" "$SECONDS"
-  ((${#failed[@]} == 0)) || echo "failed: ${failed[*]}"
-}
-stage() {  # stage NAME COMMAND...: runs and times it
-  local name=$1 start=$SECONDS rc
-  shift
-  echo "==== $name"
-  "$@"
-  rc=$?
-  stages+=("$(printf '%-52s %6d s  %s' "$name" $((SECONDS - start)) "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")")")
-  ((rc == 0)) || failed+=("$name")
-  return $rc
-}
-must() { stage "$@" || { table; exit 1; }; }  # a stage the later ones cannot do without
+source scripts/stages.sh   # stage, stage_table
+must() { stage "$@" || { stage_table; exit 1; }; }  # a stage the later ones cannot do without
 
 if [[ ${1:-} == --quick ]]; then
   must "build (build/, incremental)" bash scripts/build.sh
   stage "ctest -L quick" ctest --test-dir build --output-on-failure --parallel "$jobs" -L quick
-  table
-  ((${#failed[@]} == 0)); exit
+  stage_table
+  ((${#stages_failed[@]} == 0)); exit
 fi
 
 must "install dependencies" bash scripts/install-deps.sh
@@ -69,5 +53,5 @@ wait "$prepare_pid" || { echo "releases.sh --prepare failed:"; tail -20 build-re
 for suite in "${releases[@]}"; do
   stage "release $suite (tests/slurm/releases.sh)" bash tests/slurm/releases.sh "$suite"
 done
-table
-((${#failed[@]} == 0))
+stage_table
+((${#stages_failed[@]} == 0))

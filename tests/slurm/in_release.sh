@@ -9,23 +9,13 @@
 #   4. with BENCH=1 (releases.sh --bench), instead, the job_submit path's benchmarks on it:
 #      bench/admission_bench (the plugin dlopen'ed, Google Benchmark) and
 #      bench/slurm_submit_bench.sh (slurmctld with and without the plugin).
-# Ends with a table of each step's duration.
+# Ends with a table of each step's duration (scripts/stages.sh).
 set -uo pipefail
 cd /src
 slurm=$(sh packaging/slurm-version.sh)
 echo "in_release: Debian $(cat /etc/debian_version), Slurm $slurm ($(slurmctld -V)), g++ $(g++ -dumpversion)"
 
-steps=() failed=()
-step() {  # step NAME COMMAND...: runs it, times it, remembers a failure
-  local name=$1 start=$SECONDS rc
-  shift
-  echo "---- $name"
-  "$@"
-  rc=$?
-  steps+=("$(printf '%-34s %5d s  %s' "$name" $((SECONDS - start)) "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")")")
-  [[ $rc == 0 ]] || failed+=("$name")
-  return $rc
-}
+source scripts/stages.sh   # stage, stage_table
 
 build_packages() {
   KEEP=1 TRAINFIT_DEB_TESTS=1 JOBS=${JOBS:-2} bash packaging/build-deb.sh /out/debs 2>/out/build-deb.err
@@ -42,14 +32,14 @@ build_packages() {
 # host (scripts/test.sh); here: what depends on the release's Slurm and libraries.
 host_only='^(page|service_pool|service_hostile|client|fidelity|doc_test|install)$'
 run_tests() {
-  ctest --test-dir "$obj" --output-on-failure --parallel "${JOBS:-2}" -E "$host_only"
+  ctest --test-dir "$obj" --output-on-failure --output-log /out/ctest.log --parallel "${JOBS:-2}" -E "$host_only"
 }
 
 if [[ ${BENCH:-0} != 1 ]]; then
-  step "build packages + tests (Slurm $slurm)" build_packages || { printf '%s\n' "${steps[@]}"; exit 1; }
+  stage "build packages + tests (Slurm $slurm)" build_packages || { stage_table "Slurm $slurm"; exit 1; }
   ls -l /out/debs/*.deb
-  step "ctest (unit, CLI, Slurm suites)" run_tests
-  step "install test (dpkg -i, installed plugins)" env TRAINFIT_DEBS=/out/debs TRAINFIT_RPM=0 bash tests/install_test.sh /out/install
+  stage "ctest (unit, CLI, Slurm suites)" run_tests
+  stage "install test (dpkg -i, installed plugins)" env TRAINFIT_DEBS=/out/debs TRAINFIT_RPM=0 bash tests/install_test.sh /out/install
 fi
 
 # A Release tree of the benchmarks beside the packaged one (Debian's flags differ).
@@ -60,8 +50,7 @@ run_bench() {
       --benchmark_filter='JobSubmit' 2>&1 | tee /out/admission_bench.txt &&
     bash bench/slurm_submit_bench.sh /tmp/bench 1000 4 | tee /out/slurm_submit_bench.txt
 }
-[[ ${BENCH:-0} == 1 ]] && step "benchmarks (job_submit path)" run_bench
+[[ ${BENCH:-0} == 1 ]] && stage "benchmarks (job_submit path)" run_bench
 
-echo "---- steps (Slurm $slurm)"
-printf '%s\n' "${steps[@]}"
-((${#failed[@]} == 0)) || { echo "in_release: failed: ${failed[*]}"; exit 1; }
+stage_table "Slurm $slurm"
+((${#stages_failed[@]} == 0))
