@@ -63,6 +63,8 @@ AccountingStorageType=accounting_storage/none
 PlugStackConfig=$dir/plugstack.conf
 MaxJobCount=100000
 MinJobAge=2
+# Slurm's default, 10 s, unless the suite asks for more (integration_test.sh: 30 s).
+MessageTimeout=${CLUSTER_MESSAGE_TIMEOUT:-10}
 ${job_submit:+JobSubmitPlugins=$job_submit}
 ${CLUSTER_NODES_CONF:-NodeName=localhost CPUs=64 RealMemory=512000 Gres=gpu:h100:64 State=UNKNOWN
 PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP

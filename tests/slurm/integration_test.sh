@@ -13,6 +13,9 @@ cd "$dir"  # accepted jobs write slurm-N.out into the submit directory: here, no
 source "$here/cluster.sh"
 source "$here/checks.sh"
 user=trainfit-ci
+# On a 2-core CI host one salloc RPC in a run's hundreds once went past Slurm's default 10 s
+# (26.05 in its release root; not reproduced in 3 quiet runs): a slow reply is not a refusal.
+export CLUSTER_MESSAGE_TIMEOUT=30
 
 cleanup() {
   cluster_stop "$dir"
@@ -272,7 +275,7 @@ for spelling in "--gpus=h100:1" "--gpus 1" "-G 1" "-G1" "--mpi none -G 1" "-w lo
   # shellcheck disable=SC2086
   out=$(salloc_step $spelling --llm-model=llama3-8b --llm-zero=3 echo step-ran); rc=$?
   [[ $rc -ne 0 && $out != *step-ran* && $out == *"on 1 x H100"*"step refused"* ]] && ok "srun $spelling: checked on its own 1 GPU" \
-    || fail "srun $spelling" "rc=$rc" "$out"
+    || fail "srun $spelling" "rc=$rc" "$out" "$(tail -5 "$dir/log/slurmctld.log")"
 done
 out=$(timeout 60 salloc --gpus=h100:8 "${big[@]}" true 2>&1); rc=$?
 [[ $rc -ne 0 && $out == *"min_gpus_to_fit=$min64"* ]] && ok "salloc allocation rejected" || fail "salloc" "rc=$rc" "$out"
