@@ -6,6 +6,8 @@ measured by measure.py, against `trainfit estimate --format json` for the same g
   /usr/bin/python3 tests/fidelity/run.py --trainfit build/cli/trainfit --write docs/fidelity.md
   /usr/bin/python3 tests/fidelity/run.py --trainfit ... --device cuda                # on a GPU
   /usr/bin/python3 tests/fidelity/run.py --trainfit ... --conventions --list-saved   # new cases, tensor by tensor
+  python3 tests/fidelity/run.py --device cuda --measure-only m.json   # on a GPU host without trainfit's build
+  /usr/bin/python3 tests/fidelity/run.py --trainfit build/cli/trainfit --measured m.json --write docs/fidelity-cuda.md
 
 Exits 1 when a figure is beyond tolerance: saved activations +-3%, peak +-5%, model states exact.
 """
@@ -151,7 +153,11 @@ def error(predicted, measured):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--trainfit", required=True, help="path to the trainfit binary")
+    parser.add_argument("--trainfit", help="path to the trainfit binary (not with --measure-only)")
+    parser.add_argument("--measure-only", metavar="FILE",
+                        help="measure and write the measurements here as JSON; trainfit is not run (a GPU host)")
+    parser.add_argument("--measured", metavar="FILE",
+                        help="judge measurements written by --measure-only instead of measuring")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--write", metavar="FILE", help="write the markdown table here")
     parser.add_argument("--only", help="run only rows whose label (geometry and variant) contains this")
@@ -160,20 +166,26 @@ def main():
     parser.add_argument("--list-saved", action="store_true",
                         help="print every saved storage with the autograd nodes that saved it")
     args = parser.parse_args()
+    if not args.trainfit and not args.measure_only:
+        parser.error("--trainfit is needed unless --measure-only")
+    recorded = load_measured(args.measured) if args.measured else None
+    if recorded is not None:
+        args.device = recorded["device"]
     torch.set_num_threads(1)
-    if args.device == "cuda" and not torch.cuda.is_available():
+    if args.device == "cuda" and recorded is None and not torch.cuda.is_available():
         print("run.py: --device cuda needs a CUDA GPU; torch.cuda.is_available() is False", file=sys.stderr)
         return 2
     # On a GPU also: SDPA (flash) attention, and transformers' own LlamaForCausalLM when importable.
     variants = [("ours", "eager")]
     if args.device == "cuda":
         variants.append(("ours", "sdpa"))
-        if importlib.util.find_spec("transformers") is not None:
+        if recorded is not None or importlib.util.find_spec("transformers") is not None:
             variants += [("hf", "eager"), ("hf", "sdpa")]
         else:
             print("transformers is not importable: the HF LlamaForCausalLM rows are skipped", file=sys.stderr)
 
     rows, failures = [], 0
+    measured_runs = {}
     started = time.time()
     runs = [] if args.conventions else [
         (name, geo, impl, attention, precision, dict(recompute="full" if recompute else "none"))
@@ -185,8 +197,23 @@ def main():
     for name, geo, impl, attention, precision, options in runs:
         recompute = options.get("recompute", "none")
         held, lora, every = options.get("held_logits", True), options.get("lora"), options.get("recompute_every", 1)
-        m = measure.measure(geo, precision, recompute, args.device, attention, hf=impl == "hf", held_logits=held,
-                            recompute_every=every, lora=lora, list_saved=args.list_saved)
+        key = f"{label(name, options)} | {impl} {attention} | {precision}"
+        if recorded is not None:
+            if key not in recorded["runs"]:
+                continue  # not measured there (e.g. transformers missing on that host)
+            m = recorded["runs"][key]
+        else:
+            try:
+                m = measure.measure(geo, precision, recompute, args.device, attention, hf=impl == "hf",
+                                    held_logits=held, recompute_every=every, lora=lora, list_saved=args.list_saved)
+            except Exception as e:  # e.g. a transformers release whose API moved: that row alone fails
+                failures += 1
+                print(f"FAIL {key}: could not measure: {type(e).__name__}: {e}", flush=True)
+                continue
+        if args.measure_only:
+            measured_runs[key] = {k: v for k, v in m.items() if k != "saved_report"}
+            print(f"measured {key}: peak {m['peak'] / 2**20:.3f} MiB", flush=True)
+            continue
         request = request_for(geo, precision, recompute, held, lora, every)
         if attention == "sdpa":
             request["attention"] = "flash"
@@ -221,10 +248,37 @@ def main():
               f"states {'exact' if row['p_states'] == states else str(row['p_states'] - states)}", flush=True)
         if args.list_saved:
             print_saved(m["saved_report"], p)
+    if args.measure_only:
+        with open(args.measure_only, "w") as f:
+            json.dump(dict(device=args.device, torch=torch.__version__, environment=environment(args.device),
+                           seconds=round(time.time() - started), runs=measured_runs), f, indent=1)
+        return 0
     if args.write:
-        write_table(args.write, rows, args.device, time.time() - started)
+        env = recorded["environment"] if recorded else environment(args.device)
+        command = (f"--measured {args.measured} " if args.measured else "") + f"--write {args.write}"
+        write_table(args.write, rows, args.device, recorded["seconds"] if recorded else time.time() - started, env,
+                    command)
     print(f"{len(rows) - failures} passed, {failures} failed")
     return 1 if failures else 0
+
+
+def environment(device):
+    """Where the measurements were taken: torch (and transformers) versions, the GPU."""
+    env = f"torch {torch.__version__}"
+    if importlib.util.find_spec("transformers") is not None:
+        import transformers
+        env += f", transformers {transformers.__version__}"
+    if device == "cuda":
+        env += f", {torch.cuda.get_device_name(0)}, CUDA {torch.version.cuda}"
+    return env
+
+
+def load_measured(path):
+    with open(path) as f:
+        recorded = json.load(f)
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("runs"), dict):
+        sys.exit(f"run.py: {path}: not a file written by --measure-only")
+    return recorded
 
 
 def label(name, options):
@@ -272,15 +326,15 @@ def kept_sections(path):
     return [line for section in sections for line in section + [""]] if sections else []
 
 
-def write_table(path, rows, device, seconds):
+def write_table(path, rows, device, seconds, env, command):
     worst = {k: max(abs(r[k]) for r in rows) for k in ("e_saved", "e_peak")}
     reserved = any("reserved" in r for r in rows)  # CUDA: torch.cuda.max_memory_reserved
     mean = {k: sum(abs(r[k]) for r in rows) / len(rows) for k in ("e_saved", "e_peak")}
     lines = [
         "# Fidelity: trainfit against measured PyTorch training steps",
         "",
-        "Regenerate with `/usr/bin/python3 tests/fidelity/run.py --trainfit build/cli/trainfit --write docs/fidelity.md`",
-        f"(device `{device}`, torch {torch.__version__}, {len(rows)} runs in {seconds:.0f} s).",
+        f"Regenerate with `/usr/bin/python3 tests/fidelity/run.py --trainfit build/cli/trainfit {command}`",
+        f"(device `{device}`, {env}, {len(rows)} runs in {seconds:.0f} s).",
         "",
         "Each row is one real AdamW training step of the decoders in `tests/fidelity/model.py` (written after HF",
         "transformers' eager Llama and GPT-2), measured on a steady-state step (`tests/fidelity/measure.py`):",
@@ -293,10 +347,10 @@ def write_table(path, rows, device, seconds):
         "requests say `optimizer_impl: loop`. What these measurements changed in the model: docs/model.md",
         "(\"Measured against PyTorch\").",
         "",
-        "GPU: `run.py --device cuda --write docs/fidelity-cuda.md` adds SDPA (flash) attention and, when importable,",
-        "transformers' own LlamaForCausalLM, with torch.cuda.max_memory_allocated as the peak and",
-        "max_memory_reserved beside it. No GPU was lent to the session that built this harness, so that table",
-        "does not exist yet.",
+        "GPU: `run.py --device cuda` adds SDPA (flash) attention and, when importable, transformers' own",
+        "LlamaForCausalLM, with torch.cuda.max_memory_allocated as the peak and max_memory_reserved beside it;",
+        "on a GPU host without trainfit's build, `--measure-only FILE` there and `--measured FILE` here",
+        "(docs/fidelity-cuda.md, from tests/fidelity/gpu/). The GPU rows are a record, not a CI check.",
         "",
         f"Worst |error|: saved {worst['e_saved']:.2%}, peak {worst['e_peak']:.2%}. "
         f"Mean |error|: saved {mean['e_saved']:.2%}, peak {mean['e_peak']:.2%}.",
