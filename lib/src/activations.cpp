@@ -189,7 +189,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     // no gradient there).
     const double first_norm = frozen_norm_bytes_per_token(c);
     const double q = static_cast<double>(g.heads * g.head_size()) / t;
-    const double unsaved = first_norm * T / r + (c.lora_targets == LoraTargets::kQv ? A * q * T : 0.0);
+    const double unsaved = first_norm * T / r + ((c.lora_modules & kLoraQ) && !(c.lora_modules & (kLoraK | kLoraQkv)) ? A * q * T : 0.0);
     a.layers -= std::min(a.layers, unsaved * micro_batches);
   }
   if (c.ops == Ops::kEager) {

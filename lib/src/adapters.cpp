@@ -27,15 +27,36 @@ std::vector<Linear> targets(const Config& c) {
   const double d = static_cast<double>(g.head_size());
   const double q = static_cast<double>(g.heads) * d / t, kv = std::ceil(static_cast<double>(g.kv_heads) / t) * d;
   const double ffn = static_cast<double>(g.experts > 0 ? g.top_k * g.moe_ffn : g.ffn) / t;
-  std::vector<Linear> out = {{h, q, Input::kAttention}, {h, kv, Input::kAttention}};  // q_proj, v_proj
-  if (c.lora_targets == LoraTargets::kQv) return out;
-  out.push_back({h, kv, Input::kAttention});      // k_proj
-  out.push_back({q, h, Input::kAttentionOutput});  // o_proj
-  if (c.lora_targets == LoraTargets::kAttention) return out;
-  out.push_back({h, ffn, Input::kMlp});         // up (fc1)
-  out.push_back({ffn, h, Input::kMlpProduct});  // down (fc2)
-  if (g.mlp == Mlp::kSwiGlu) out.push_back({h, ffn, Input::kMlp});  // gate
+  const uint32_t m = c.lora_modules;
+  std::vector<Linear> out;
+  if (m & kLoraQ) out.push_back({h, q, Input::kAttention});
+  if (m & kLoraK) out.push_back({h, kv, Input::kAttention});
+  if (m & kLoraV) out.push_back({h, kv, Input::kAttention});
+  if (m & kLoraQkv) out.push_back({h, q + 2.0 * kv, Input::kAttention});
+  if (m & kLoraO) out.push_back({q, h, Input::kAttentionOutput});
+  // GPT-style MLPs have up (fc1) and down (fc2) only; gate exists in gated (SwiGLU) MLPs.
+  if ((m & kLoraGate) && g.mlp == Mlp::kSwiGlu) out.push_back({h, ffn, Input::kMlp});
+  if (m & kLoraUp) out.push_back({h, ffn, Input::kMlp});
+  if (m & kLoraDown) out.push_back({ffn, h, Input::kMlpProduct});
   return out;
+}
+
+// Bytes per frozen base weight of the layers' linears, and of everything else (embeddings,
+// norms), by how the base was loaded. GPTQ and AWQ: 4-bit weights with an fp16 scale and a
+// packed 4-bit zero point per group of 128 (AutoGPTQ/AutoAWQ defaults, q_group_size=128).
+constexpr double kInt4G128BytesPerParam = (4.0 + (16.0 + 4.0) / 128.0) / 8.0;
+void base_bytes(const Config& c, double* linear, double* rest) {
+  switch (c.base_dtype) {
+    case BaseDtype::kFp32: *linear = *rest = 4.0; return;
+    case BaseDtype::kBf16:
+    case BaseDtype::kFp16: *linear = *rest = 2.0; return;
+    case BaseDtype::kNf4: *linear = kNf4BytesPerParam; *rest = 2.0; return;
+    case BaseDtype::kGptq:
+    case BaseDtype::kAwq: *linear = kInt4G128BytesPerParam; *rest = 2.0; return;
+    case BaseDtype::kFollow: break;
+  }
+  // The frozen base in the parameter dtype (fp32 parameters stay fp32 under autocast).
+  *linear = *rest = c.precision == Precision::kFp32 || c.precision == Precision::kBf16Amp ? 4.0 : 2.0;
 }
 
 }  // namespace
@@ -47,35 +68,56 @@ AdapterShape adapter_shape(const Config& c) {
   bool seen[4] = {false, false, false, false};
   for (const Linear& l : targets(c)) {
     s.params_per_layer += r * (l.in + l.out);  // A: r x in, B: out x r
+    if (c.dora) s.params_per_layer += l.out;    // DoRA's magnitude vector (peft tuners/lora/dora.py)
     s.inputs_per_token += l.in;
+    s.outputs_per_token += l.out;
     bool& first = seen[static_cast<int>(l.input)];
     if (!first) s.distinct_inputs_per_token += l.in;
     first = true;
   }
   s.targets = static_cast<double>(targets(c).size());
+  // LoRA on the embedding (PEFT lora.Embedding: A r x vocab, B hidden x r) or the LM head.
+  const double V = static_cast<double>(c.geo.vocab), h = static_cast<double>(c.geo.hidden);
+  if (c.lora_modules & kLoraEmbedding) s.params_embedding += r * (V + h);
+  if (c.lora_modules & kLoraLmHead) s.params_head += r * (V + h);
+  // modules_to_save: a trainable copy beside the frozen original (PEFT ModulesToSaveWrapper),
+  // in the base's dtype.
+  if (c.modules_to_save & kLoraEmbedding) s.saved_embedding = V * h;
+  if (c.modules_to_save & kLoraLmHead) s.saved_head = V * h;
   return s;
 }
 
-ModelStates adapter_states(const Config& c, const StageParams& p) {
+double adapter_trainable(const Config& c, const StageParams& p) {
   const AdapterShape shape = adapter_shape(c);
-  const double trainable = shape.params_per_layer * static_cast<double>(p.layers);
-  // The frozen base in the compute dtype (fp32 parameters stay fp32 under autocast);
-  // QLoRA stores the layers' linear weights as NF4, the rest in 16-bit.
-  const double base_bytes = c.precision == Precision::kFp32 || c.precision == Precision::kBf16Amp ? 4.0 : 2.0;
-  double base = (p.dense + p.experts) * base_bytes;
-  if (c.adapter == Adapter::kQlora) base = (p.dense + p.experts - p.layer_linear) * 2.0 + p.layer_linear * kNf4BytesPerParam;
+  return shape.params_per_layer * static_cast<double>(p.layers) + (p.first ? shape.params_embedding : 0.0) +
+         (p.last ? shape.params_head : 0.0);
+}
+
+double modules_saved(const Config& c, const StageParams& p) {
+  const AdapterShape shape = adapter_shape(c);
+  return (p.first ? shape.saved_embedding : 0.0) + (p.last ? shape.saved_head : 0.0);
+}
+
+ModelStates adapter_states(const Config& c, const StageParams& p) {
+  const double trainable = adapter_trainable(c, p);
+  const double saved = modules_saved(c, p);
+  double linear_bytes = 0, rest_bytes = 0;
+  base_bytes(c, &linear_bytes, &rest_bytes);
+  const double base = (p.dense + p.experts - p.layer_linear) * rest_bytes + p.layer_linear * linear_bytes;
   const int64_t group = weights_sharded(c) || c.zero_stage >= 1 ? dense_shard_group(c) : 1;
   auto shard = [&](double bytes, bool sharded) { return sharded ? bytes / static_cast<double>(group) : bytes; };
   ModelStates s;
   const double a = c.adapter_bytes;
-  s.weights = shard(base + trainable * a, weights_sharded(c));
-  s.grads = shard(trainable * a, c.zero_stage >= 2);
+  s.weights = shard(base + trainable * a + saved * rest_bytes, weights_sharded(c));
+  s.grads = shard(trainable * a + saved * rest_bytes, c.zero_stage >= 2);
   // 16-bit adapters under a master-weight regime get an fp32 master; fp32 ones need none.
   s.master = shard(a < 4.0 && (c.precision == Precision::kFp16Amp || c.precision == Precision::kFp8) ? 4.0 * trainable : 0.0,
                    c.zero_stage >= 1);
-  // AdamW moments in the adapters' dtype (torch keeps them in the parameter dtype).
-  const double moments = c.optimizer == Optimizer::kAdamW ? 2.0 * a : c.optimizer == Optimizer::kAdamW8bit ? 2.0 : a;
-  s.optimizer = shard(trainable * moments, c.zero_stage >= 1);
+  // AdamW moments in each parameter's dtype (torch keeps them in the parameter dtype).
+  auto moments = [&](double bytes) {
+    return c.optimizer == Optimizer::kAdamW ? 2.0 * bytes : c.optimizer == Optimizer::kAdamW8bit ? 2.0 : bytes;
+  };
+  s.optimizer = shard(trainable * moments(a) + saved * moments(rest_bytes), c.zero_stage >= 1);
   return s;
 }
 
@@ -88,12 +130,16 @@ double adapter_activation_bytes(const Config& c) {
   // with fp32 adapters on a 16-bit model an fp32 copy per target (PEFT casts x to the
   // adapter dtype), else the base layer's input itself, once per distinct input.
   double bytes = shape.targets * T * static_cast<double>(c.lora_rank) * A;
+  // DoRA (peft tuners/lora/dora.py DoraLinearLayer.forward): the scale multiplies the base
+  // result and the LoRA result, so both, out-wide, are saved per target. Measured on an H200
+  // (tests/fidelity/hf_stack.py): +286 MiB over LoRA for 2 x 9216 x 2048 x 4 x 2 bytes = 288 MiB.
+  if (c.dora) bytes += 2.0 * A * T * shape.outputs_per_token;
   if (c.lora_dropout > 0.0) {
     // Dropout gives each target its own input: a 1-byte mask and the dropped-out copy.
-    const double input = c.precision == Precision::kBf16Amp ? gemm_input_bytes(c) : std::max(A, c.adapter_bytes);
+    const double input = c.precision == Precision::kBf16Amp || c.adapter_autocast ? gemm_input_bytes(c) : std::max(A, c.adapter_bytes);
     return bytes + (1.0 + input) * T * shape.inputs_per_token;
   }
-  if (c.precision == Precision::kBf16Amp) {
+  if (c.precision == Precision::kBf16Amp || c.adapter_autocast) {
     bytes += gemm_input_bytes(c) * T * shape.inputs_per_token;
   } else if (c.adapter_bytes > A) {
     bytes += c.adapter_bytes * T * shape.inputs_per_token;

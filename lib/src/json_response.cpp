@@ -174,6 +174,7 @@ void advice(JsonWriter& w, const Response& r) {
 
 void config_model(JsonWriter& w, const Config& c) {
   w.key("model").string(c.model_name).key("framework").string(to_string(c.framework));
+  w.key("framework_version").string(c.framework_version);
   w.key("num_layers").integer(c.geo.layers).key("hidden_dim").integer(c.geo.hidden);
   w.key("num_heads").integer(c.geo.heads).key("num_kv_heads").integer(c.geo.kv_heads);
   w.key("ffn_hidden").integer(c.geo.ffn).key("vocab_size").integer(c.geo.vocab);
@@ -189,7 +190,12 @@ void config_training(JsonWriter& w, const Config& c) {
   w.key("held_logits").boolean(c.held_logits).key("recompute_every").integer(c.recompute_every);
   w.key("compile").boolean(c.compile).key("fp32_grads").boolean(c.fp32_grads);
   w.key("adapter").string(to_string(c.adapter)).key("lora_rank").integer(c.lora_rank);
-  w.key("lora_targets").string(c.adapter == Adapter::kNone ? "" : to_string(c.lora_targets));
+  w.key("lora_targets").string(c.adapter == Adapter::kNone ? "" : lora_modules_name(c.lora_modules));
+  w.key("base_dtype").string(to_string(c.base_dtype)).key("lora_dtype").string(c.adapter_bytes == 4.0 ? "fp32" : "bf16");
+  w.key("dora").boolean(c.dora).key("modules_to_save").string(c.modules_to_save ? lora_modules_name(c.modules_to_save) : "");
+  w.key("adapter_autocast").boolean(c.adapter_autocast);
+  w.key("logits_upcast").string(c.logits_upcast == LogitsUpcast::kInForward ? "forward" : "loss");
+  w.key("logits_shift_copy").boolean(c.logits_shift_copy).key("ddp_full_buckets").boolean(c.ddp_full_buckets);
   w.key("head_dim").integer(c.geo.head_size());
 }
 

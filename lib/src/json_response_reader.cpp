@@ -99,6 +99,7 @@ void read_breakdown(const json& j, Response& r) {
 void read_config_model(const json& c, Config& out) {
   out.model_name = text(c, "model");
   out.framework = enum_named<Framework>(text(c, "framework"));
+  out.framework_version = c.value("framework_version", std::string());
   out.geo.layers = integer(c, "num_layers");
   out.geo.hidden = integer(c, "hidden_dim");
   out.geo.heads = integer(c, "num_heads");
@@ -127,7 +128,23 @@ void read_config_training(const json& c, Config& out) {
   out.fp32_grads = flag(c, "fp32_grads");
   out.adapter = enum_named<Adapter>(text(c, "adapter"));
   out.lora_rank = integer(c, "lora_rank");
-  if (out.adapter != Adapter::kNone) out.lora_targets = enum_named<LoraTargets>(text(c, "lora_targets"));
+  if (out.adapter != Adapter::kNone) {
+    Result<uint32_t> modules = parse_lora_modules(text(c, "lora_targets"), "lora_targets");
+    if (modules) out.lora_modules = *modules;
+  }
+  // Fields added after the first responses: read when present.
+  out.base_dtype = enum_named<BaseDtype>(c.value("base_dtype", std::string("follow")));
+  out.adapter_bytes = c.value("lora_dtype", std::string("fp32")) == "fp32" ? 4.0 : 2.0;
+  out.dora = c.value("dora", false);
+  const std::string saved = c.value("modules_to_save", std::string());
+  if (!saved.empty()) {
+    Result<uint32_t> modules = parse_lora_modules(saved, "modules_to_save");
+    if (modules) out.modules_to_save = *modules;
+  }
+  out.adapter_autocast = c.value("adapter_autocast", false);
+  out.logits_upcast = c.value("logits_upcast", std::string("loss")) == "forward" ? LogitsUpcast::kInForward : LogitsUpcast::kInLoss;
+  out.logits_shift_copy = c.value("logits_shift_copy", true);
+  out.ddp_full_buckets = c.value("ddp_full_buckets", false);
 }
 
 void read_config_layout(const json& c, Config& out) {

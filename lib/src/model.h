@@ -61,13 +61,18 @@ Breakdown estimate_with(const Config& c, const SharedParts& parts);
 // weights, one fp32 factor per 256 absmax (double quantization): 4.127 bits.
 constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
 struct AdapterShape {
-  double params_per_layer = 0;  // A and B of every target linear, on this rank
+  double params_per_layer = 0;  // A and B of every target linear, on this rank (+ DoRA magnitudes)
+  double params_embedding = 0, params_head = 0;  // LoRA on the embedding / the LM head
+  double saved_embedding = 0, saved_head = 0;    // modules_to_save: trained in full
   double inputs_per_token = 0;  // summed input widths of the targets
+  double outputs_per_token = 0;  // summed output widths of the targets
   double distinct_inputs_per_token = 0;  // ... counting a tensor read by several targets once
   double targets = 0;           // target linears per layer
 };
 AdapterShape adapter_shape(const Config& c);
 ModelStates adapter_states(const Config& c, const StageParams& p);  // replaces the full-training states
+double adapter_trainable(const Config& c, const StageParams& p);     // adapter parameters on this stage
+double modules_saved(const Config& c, const StageParams& p);         // modules_to_save parameters on this stage
 double adapter_activation_bytes(const Config& c);                   // one layer, one micro-batch
 
 // Saved activations (activations.cpp).
@@ -99,12 +104,8 @@ inline double residual_bytes(const Config& c) {
 inline double tokens(const Config& c) {
   return static_cast<double>(c.micro_batch) * static_cast<double>(c.seq_length / c.cp);
 }
-// HF's ForCausalLMLoss shifts the logits (a contiguous copy of s-1 positions); torchtune
-// and torchtitan shift the labels instead, so the loss sees all s (loss_utils.py;
-// torchtune recipes hstack the labels; torchtitan's dataloader yields shifted labels).
-inline bool shifts_logits(const Config& c) {
-  return c.ops == Ops::kEager && c.framework != Framework::kTorchtune && c.framework != Framework::kTorchtitan;
-}
+// Whether the loss copies the shifted logits (resolved in training.cpp: HF < 4.49, eager ops).
+inline bool shifts_logits(const Config& c) { return c.logits_shift_copy; }
 // Divisor of tensors in the "replicated" region: sequence parallelism splits them by t.
 inline double sp_divisor(const Config& c) { return c.sp ? static_cast<double>(c.tp) : 1.0; }
 

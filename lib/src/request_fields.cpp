@@ -60,6 +60,7 @@ const std::vector<Row>& rows() {
       {{"sandwich_norm", "sandwich-norm", FieldKind::kBool, "true|false", "extra norms after attention and MLP (Gemma 2/3)"}, &Request::sandwich_norm},
       // the framework whose words the request uses
       {{"framework", "framework", FieldKind::kString, "generic|hf|deepspeed|torchtune|torchtitan|megatron|litgpt|custom", "training framework: its words (precision, recompute) mean what they mean there, and its defaults fill the rest"}, &Request::framework},
+      {{"framework_version", "framework-version", FieldKind::kString, "a release number, e.g. 4.45 or 5.2 (hf: transformers)", "the framework release whose conventions apply (default: the newest modelled)"}, &Request::framework_version},
       // numerics
       {{"precision", "precision", FieldKind::kString, "fp32|bf16|bf16-amp|fp16-amp|fp8, or the framework's word (bf16-mixed, bf16-true, fp16)", "numerics regime"}, &Request::precision},
       {{"optimizer", "optimizer", FieldKind::kString, "adamw|adamw-8bit|sgd|adafactor|lion", "optimizer"}, &Request::optimizer},
@@ -74,10 +75,17 @@ const std::vector<Row>& rows() {
       {{"logits_fp32", "logits-fp32", FieldKind::kBool, "true|false", "logits upcast to fp32 for the loss"}, &Request::logits_fp32},
       {{"loss", "loss", FieldKind::kString, "standard|chunked|fused", "cross-entropy implementation"}, &Request::loss},
       {{"held_logits", "held-logits", FieldKind::kBool, "true|false", "the logits stay referenced through backward (a loop that keeps the model output)"}, &Request::held_logits},
+      {{"logits_upcast", "logits-upcast", FieldKind::kString, "loss|forward", "where the logits are upcast to fp32: in the loss (both copies alive) or in the model's forward (the 16-bit logits freed at once)"}, &Request::logits_upcast},
+      {{"logits_shift_copy", "logits-shift-copy", FieldKind::kBool, "true|false", "the loss copies the shifted logits (HF before 4.49)"}, &Request::logits_shift_copy},
+      {{"ddp_full_buckets", "ddp-full-buckets", FieldKind::kBool, "true|false", "PyTorch DDP: gradient buckets as large as the gradients, kept through the step"}, &Request::ddp_full_buckets},
       // parameter-efficient fine-tuning
       {{"adapter", "adapter", FieldKind::kString, "none|lora|qlora", "train low-rank adapters on a frozen base (qlora: 4-bit NF4 base)"}, &Request::adapter},
       {{"lora_rank", "lora-rank", FieldKind::kInt, "integer >= 1", "LoRA rank r"}, &Request::lora_rank},
-      {{"lora_targets", "lora-targets", FieldKind::kString, "qv|attention|all-linear", "layers given adapters: q and v, all attention projections, or every linear layer"}, &Request::lora_targets},
+      {{"lora_targets", "lora-targets", FieldKind::kString, "qv|attention|all-linear, or modules joined by ',' or '+': q,k,v,o,gate,up,down,qkv,embedding,lm_head (PEFT names too: q_proj, c_attn, embed_tokens)", "layers given adapters"}, &Request::lora_targets},
+      {{"base_dtype", "base-dtype", FieldKind::kString, "fp32|bf16|fp16|nf4|gptq|awq", "the frozen base as loaded (torch_dtype, or a 4-bit quantization)"}, &Request::base_dtype},
+      {{"lora_dtype", "lora-dtype", FieldKind::kString, "fp32|bf16|fp16", "the adapters' dtype (PEFT: fp32 unless autocast_adapter_dtype=False)"}, &Request::lora_dtype},
+      {{"dora", "dora", FieldKind::kBool, "true|false", "DoRA (PEFT use_dora): a magnitude vector per target, each target's base output saved"}, &Request::dora},
+      {{"modules_to_save", "modules-to-save", FieldKind::kString, "embedding, lm_head or both (',' or '+')", "modules trained in full beside the adapters (PEFT modules_to_save)"}, &Request::modules_to_save},
       {{"lora_dropout", "lora-dropout", FieldKind::kNumber, "number from 0 to 1", "dropout on the adapters' input: each target then saves its own mask and input"}, &Request::lora_dropout},
       // parallelism
       {{"tensor_parallel", "tp", FieldKind::kInt, "integer >= 1 dividing num_heads", "tensor-parallel size"}, &Request::tensor_parallel},

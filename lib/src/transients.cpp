@@ -93,7 +93,13 @@ Transients stage_transients(const Config& c, const StageParams& p) {
           const double shifted_copy = shifts_logits(c) ? softmax_bytes * shifted * V : 0.0;
           const double upcast = softmax_bytes > A ? softmax_bytes * T * V : 0.0;
           if (c.held_logits) x.held_logits = softmax_bytes * T * V;
-          x.loss_forward = shifted_copy + (upcast > 0.0 ? A * T * V : 0.0) + (c.held_logits ? 0.0 : upcast);
+          // Upcast inside the model's forward (HF < 4.46, modeling_llama.py `logits.float()`): the
+          // 16-bit logits live only during the cast, before the shifted copy exists.
+          const double low_precision = upcast > 0.0 ? A * T * V : 0.0;
+          const double beside_upcast = c.logits_upcast == LogitsUpcast::kInForward
+                                           ? std::max(low_precision, shifted_copy)
+                                           : shifted_copy + low_precision;
+          x.loss_forward = beside_upcast + (c.held_logits ? 0.0 : upcast);
           x.loss_backward = 2.0 * softmax_bytes * shifted * V;
         } else {
           // Megatron's vocab-parallel CE (core/tensor_parallel/cross_entropy.py): the fp32
@@ -129,7 +135,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
 
   // Trainable parameters on this rank: the adapters only, when the base is frozen.
   const double trainable = c.adapter != Adapter::kNone
-                               ? adapter_shape(c).params_per_layer * static_cast<double>(p.layers)
+                               ? adapter_trainable(c, p) + modules_saved(c, p)
                                : p.dense + p.experts;
   if (c.adapter != Adapter::kNone) x.fsdp_units_bwd = x.fsdp_units_fwd;  // a frozen unit has no gradient
 
@@ -142,6 +148,11 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     // (core/distributed/param_and_grad_buffer.py); torchtitan's DDP uses 100 MB buckets.
     const double bucket_mb = c.framework == Framework::kTorchtitan ? 100.0 : 25.0;
     x.comm_buckets = c.framework == Framework::kMegatron ? 0.0 : std::min(2.0 * bucket_mb * 1024 * 1024, trainable * grad_bytes);
+    // PyTorch DDP's Reducer keeps its buckets, together as large as the gradients, from
+    // construction on (torch/csrc/distributed/c10d/reducer.cpp initialize_buckets); measured
+    // (tests/fidelity/hf_stack.py, torch 2.11, H200): +0.96 x the gradients, the same with
+    // gradient_as_bucket_view=True under zero_grad(set_to_none=True).
+    if (c.ddp_full_buckets) x.comm_buckets = trainable * grad_bytes;
   }
   double allgather_bucket = 0;
   if (data_parallel && c.sharding == Sharding::kZero && (c.zero_stage == 1 || c.zero_stage == 2)) {

@@ -29,6 +29,20 @@ enum class Framework { kGeneric, kHf, kDeepSpeed, kTorchtune, kTorchtitan, kMega
 // Parameter-efficient fine-tuning: low-rank adapters on a frozen base (4-bit NF4 for QLoRA).
 enum class Adapter { kNone, kLora, kQlora };
 enum class LoraTargets { kQv, kAttention, kAllLinear };
+// LoRA target modules (PEFT target_modules), one bit each; the shorthands above are unions.
+enum LoraModule : uint32_t {
+  kLoraQ = 1u << 0, kLoraK = 1u << 1, kLoraV = 1u << 2, kLoraO = 1u << 3,
+  kLoraGate = 1u << 4, kLoraUp = 1u << 5, kLoraDown = 1u << 6,
+  kLoraQkv = 1u << 7,        // a fused q,k,v projection (GPT-2 c_attn, Phi-3 qkv_proj)
+  kLoraEmbedding = 1u << 8,  // the input embedding (PEFT lora.Embedding)
+  kLoraLmHead = 1u << 9,     // the output projection
+};
+// The dtype the frozen base is loaded in (from_pretrained torch_dtype / quantization):
+// kFollow = the parameter dtype of the precision regime.
+enum class BaseDtype { kFollow, kFp32, kBf16, kFp16, kNf4, kGptq, kAwq };
+// Where the fp32 upcast of the logits happens: in the loss (HF >= 4.46, both the 16-bit logits
+// and the upcast alive) or in the model's forward (HF < 4.46: the 16-bit logits freed at once).
+enum class LogitsUpcast { kInLoss, kInForward };
 enum class Attention { kEager, kFlash };
 // How the layers are implemented: PyTorch eager modules as in HF transformers, or fused
 // kernels as in Megatron-LM / Transformer Engine. It decides which intermediates are saved.
@@ -75,6 +89,7 @@ struct Config {
   OptimizerImpl optimizer_impl = OptimizerImpl::kForeach;
   bool fp32_grads = false;
   Framework framework = Framework::kGeneric;
+  std::string framework_version;  // the release whose conventions apply ("" = generic)
   // Activations
   Recompute recompute = Recompute::kNone;
   int64_t recompute_every = 1;   // the recompute mode applies to one layer in N (others keep all)
@@ -84,12 +99,19 @@ struct Config {
   Ops ops = Ops::kEager;
   bool logits_fp32 = false;
   Loss loss = Loss::kStandard;
+  LogitsUpcast logits_upcast = LogitsUpcast::kInLoss;
+  bool logits_shift_copy = true;  // the loss copies the shifted logits (HF < 4.49, eager ops)
+  bool ddp_full_buckets = false;  // PyTorch DDP: gradient buckets as large as the gradients
   // Adapters
   Adapter adapter = Adapter::kNone;
   int64_t lora_rank = 0;
-  LoraTargets lora_targets = LoraTargets::kQv;
+  uint32_t lora_modules = kLoraQ | kLoraV;  // LoraModule bits
   double lora_dropout = 0;
   double adapter_bytes = 4;      // bytes per adapter weight (PEFT keeps them fp32)
+  BaseDtype base_dtype = BaseDtype::kFollow;
+  bool adapter_autocast = false;  // a 16-bit base under torch.autocast: adapter matmuls run in 16-bit
+  bool dora = false;              // DoRA: magnitude vectors, and each target's base output saved
+  uint32_t modules_to_save = 0;   // kLoraEmbedding | kLoraLmHead trained in full (PEFT modules_to_save)
   // Parallelism
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
   bool sp = false;
@@ -126,6 +148,11 @@ TRAINFIT_API const char* to_string(Recompute value);
 TRAINFIT_API const char* to_string(Framework value);
 TRAINFIT_API const char* to_string(Adapter value);
 TRAINFIT_API const char* to_string(LoraTargets value);
+TRAINFIT_API const char* to_string(BaseDtype value);
+// "q,k,v" / "q+v" / PEFT module names / a shorthand -> LoraModule bits; errors name the field.
+TRAINFIT_API Result<uint32_t> parse_lora_modules(const std::string& text, const char* field);
+// The bits as text: a shorthand where one matches, else the modules joined by '+'.
+TRAINFIT_API std::string lora_modules_name(uint32_t modules);
 TRAINFIT_API const char* to_string(Attention value);
 TRAINFIT_API const char* to_string(Ops value);
 TRAINFIT_API const char* to_string(Loss value);

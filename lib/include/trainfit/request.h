@@ -47,6 +47,7 @@ struct Request {
   std::optional<bool> sandwich_norm;   // norms after attention and MLP too (Gemma 2/3)
   // --- the framework whose words the request uses (presets.cpp) ---
   std::optional<std::string> framework;
+  std::optional<std::string> framework_version;  // the release used, e.g. "4.45" (transformers)
   // --- numerics ---
   std::optional<std::string> precision;
   std::optional<std::string> optimizer;
@@ -61,10 +62,17 @@ struct Request {
   std::optional<bool> held_logits;     // the logits stay referenced through backward
   std::optional<int64_t> recompute_every;  // checkpoint one layer in N
   std::optional<bool> compile;         // torch.compile of the layers
+  std::optional<std::string> logits_upcast;  // loss | forward: where the fp32 upcast happens
+  std::optional<bool> logits_shift_copy;     // the loss copies the shifted logits
+  std::optional<bool> ddp_full_buckets;      // PyTorch DDP's buckets hold a full gradient copy
   // --- parameter-efficient fine-tuning ---
   std::optional<std::string> adapter;  // none | lora | qlora
   std::optional<int64_t> lora_rank;
-  std::optional<std::string> lora_targets;  // qv | attention | all-linear
+  std::optional<std::string> lora_targets;  // qv | attention | all-linear | modules (q,k,v,o,gate,up,down,qkv,embedding,lm_head)
+  std::optional<std::string> base_dtype;    // fp32 | bf16 | fp16 | nf4 | gptq | awq: the frozen base as loaded
+  std::optional<std::string> lora_dtype;    // fp32 | bf16 | fp16: the adapters' dtype
+  std::optional<bool> dora;                 // weight-decomposed LoRA (PEFT use_dora)
+  std::optional<std::string> modules_to_save;  // embedding, lm_head: trained in full beside the adapters
   std::optional<double> lora_dropout;       // dropout on the adapters' input (LitGPT 0.05)
   // --- parallelism ---
   std::optional<int64_t> tensor_parallel;

@@ -68,4 +68,17 @@ const char* to_string(LoraTargets v) {
   return v == LoraTargets::kQv ? "qv" : v == LoraTargets::kAttention ? "attention" : "all-linear";
 }
 
+const char* to_string(BaseDtype v) {
+  switch (v) {
+    case BaseDtype::kFollow: return "follow";
+    case BaseDtype::kFp32: return "fp32";
+    case BaseDtype::kBf16: return "bf16";
+    case BaseDtype::kFp16: return "fp16";
+    case BaseDtype::kNf4: return "nf4";
+    case BaseDtype::kGptq: return "gptq";
+    case BaseDtype::kAwq: return "awq";
+  }
+  return "?";
+}
+
 }  // namespace trainfit

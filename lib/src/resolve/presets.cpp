@@ -148,10 +148,77 @@ std::vector<Default> defaults_of(Framework f, const Request& r) {
   return out;
 }
 
+// A release as (major, minor, patch), from "4.45", "v0.2.1" or "5"; false when it is not one.
+bool parse_release(const std::string& text, int release[3]) {
+  size_t i = !text.empty() && (text[0] == 'v' || text[0] == 'V') ? 1 : 0;
+  int part = 0;
+  release[0] = release[1] = release[2] = 0;
+  bool digits = false;
+  for (; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch >= '0' && ch <= '9') {
+      if (release[part] > 100000) return false;
+      release[part] = release[part] * 10 + (ch - '0');
+      digits = true;
+    } else if (ch == '.' && digits && part < 2) {
+      ++part;
+      digits = false;
+    } else {
+      return false;
+    }
+  }
+  return digits;
+}
+
+bool before(const int release[3], int major, int minor) {
+  return release[0] < major || (release[0] == major && release[1] < minor);
+}
+
+// The newest release of each framework whose conventions are modelled (the default).
+const char* newest_release(Framework f) {
+  switch (f) {
+    case Framework::kHf: return "5.17";  // transformers, measured on an H200 (tests/fidelity/gpu)
+    case Framework::kTorchtitan: return "0.2.1";
+    case Framework::kMegatron: return "0.15.0";
+    case Framework::kTorchtune: return "0.6.1";
+    case Framework::kDeepSpeed: return "0.16.4";
+    case Framework::kLitgpt: return "0.5.12";
+    case Framework::kGeneric:
+    case Framework::kCustom: break;
+  }
+  return "";
+}
+
+// What changed between releases, as defaults of the fields that say it.
+std::vector<Default> release_defaults(Framework f, const int release[3], const Request& r) {
+  std::vector<Default> out;
+  const bool adapter = r.adapter && lower(*r.adapter) == "lora";
+  if (f == Framework::kHf) {
+    if (before(release, 4, 46)) {
+      out.push_back({"logits_upcast", "forward", "transformers < 4.46 modeling_llama.py LlamaForCausalLM.forward: logits.float()"});
+    } else {
+      out.push_back({"logits_upcast", "loss", "transformers >= 4.46 loss/loss_utils.py ForCausalLMLoss: logits.float()"});
+    }
+    if (before(release, 4, 49)) {
+      out.push_back({"logits_shift_copy", "true", "ForCausalLMLoss before 4.49: logits[..., :-1, :].contiguous()"});
+    } else {
+      out.push_back({"logits_shift_copy", "false",
+                     "transformers >= 4.49 ForCausalLMLoss: labels padded and shifted, no logits copy (PR #35646)"});
+    }
+    if (adapter && before(release, 5, 0)) {
+      out.push_back({"base_dtype", "fp32", "transformers 4.x from_pretrained: torch_dtype defaults to float32"});
+    } else if (adapter) {
+      out.push_back({"base_dtype", "bf16",
+                     "transformers 5 from_pretrained: dtype defaults to 'auto', the checkpoint's (bf16 for current LLMs)"});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool speaks_a_framework(const Request& r) {
-  if (r.framework) return true;
+  if (r.framework || r.framework_version) return true;
   if (r.recompute && lower(*r.recompute) == "core_attn") return true;
   if (!r.precision) return false;
   const std::string word = lower(*r.precision);
@@ -167,8 +234,24 @@ Result<Request> apply_framework(const Request& in, Framework* framework, Notes* 
   if (!take_enum(in.framework, "framework", kFrameworks, &f, &e)) return e;
   *framework = f;
   Request r = in;
+  // The release: its conventions fill the fields that say them (the newest modelled if unsaid).
+  std::vector<Default> defaults = defaults_of(f, in);
+  if (in.framework_version || f != Framework::kGeneric) {
+    const std::string version = in.framework_version ? *in.framework_version : newest_release(f);
+    int release[3];
+    if (!version.empty() && !parse_release(version, release)) {
+      return invalid("framework_version", "'" + version + "'", "a release number such as 4.45 or v0.2.1");
+    }
+    if (!version.empty()) {
+      r.framework_version = version;
+      if (!in.framework_version) {
+        notes->push_back("framework_version=" + version + " (" + to_string(f) + ": the newest release modelled)");
+      }
+      for (const Default& d : release_defaults(f, release, in)) defaults.push_back(d);
+    }
+  }
   // Legacy seed spellings decide precision and recompute themselves.
-  for (const Default& d : defaults_of(f, in)) {
+  for (const Default& d : defaults) {
     const std::string field = d.field;
     if (field == "precision" && in.precision_bits) continue;
     if (field == "recompute" && in.grad_ckpt) continue;

@@ -26,8 +26,10 @@ constexpr Choice<Attention> kAttentions[] = {{"eager", Attention::kEager}, {"fla
 constexpr Choice<Ops> kOps[] = {{"eager", Ops::kEager}, {"fused", Ops::kFused}};
 constexpr Choice<Loss> kLosses[] = {{"standard", Loss::kStandard}, {"chunked", Loss::kChunked}, {"fused", Loss::kFused}};
 constexpr Choice<Adapter> kAdapters[] = {{"none", Adapter::kNone}, {"lora", Adapter::kLora}, {"qlora", Adapter::kQlora}};
-constexpr Choice<LoraTargets> kLoraTargets[] = {
-    {"qv", LoraTargets::kQv}, {"attention", LoraTargets::kAttention}, {"all-linear", LoraTargets::kAllLinear}};
+constexpr Choice<BaseDtype> kBaseDtypes[] = {{"fp32", BaseDtype::kFp32}, {"bf16", BaseDtype::kBf16},
+                                             {"fp16", BaseDtype::kFp16}, {"nf4", BaseDtype::kNf4},
+                                             {"gptq", BaseDtype::kGptq}, {"awq", BaseDtype::kAwq}};
+constexpr Choice<double> kLoraDtypes[] = {{"fp32", 4.0}, {"bf16", 2.0}, {"fp16", 2.0}};
 
 Result<bool> resolve_step_shape(const Request& r, Config& c, Notes& notes) {
   Error e;
@@ -99,6 +101,19 @@ Result<bool> resolve_activations(const Request& r, Config& c, Notes& notes) {
   if (!r.attention) notes.push_back("attention=flash");
   if (r.logits_fp32) c.logits_fp32 = *r.logits_fp32;
   if (r.held_logits) c.held_logits = *r.held_logits;
+  constexpr Choice<LogitsUpcast> kUpcasts[] = {{"loss", LogitsUpcast::kInLoss}, {"forward", LogitsUpcast::kInForward}};
+  if (!take_enum(r.logits_upcast, "logits_upcast", kUpcasts, &c.logits_upcast, &e)) return e;
+  // HF's ForCausalLMLoss shifted the logits with a contiguous copy before 4.49; torchtune and
+  // torchtitan shift the labels instead (torchtune recipes; torchtitan's dataloader).
+  c.logits_shift_copy = c.ops == Ops::kEager && c.framework != Framework::kTorchtune &&
+                        c.framework != Framework::kTorchtitan;
+  if (r.logits_shift_copy) c.logits_shift_copy = *r.logits_shift_copy;
+  // Plain PyTorch DDP is what HF Trainer/accelerate, Lightning and a hand-written loop use
+  // without ZeRO or FSDP; Megatron, DeepSpeed, torchtitan and torchtune bring their own.
+  c.ddp_full_buckets = c.framework == Framework::kHf || c.framework == Framework::kLitgpt ||
+                       c.framework == Framework::kGeneric || c.framework == Framework::kCustom;
+  if (r.ddp_full_buckets) c.ddp_full_buckets = *r.ddp_full_buckets;
+  if (r.framework_version) c.framework_version = *r.framework_version;
   if (r.compile) c.compile = *r.compile;
   if (!take_int(r.recompute_every, "recompute_every", 1, 100000, &c.recompute_every, &e)) return e;
   if (r.recompute_every && *r.recompute_every > 1) {
@@ -119,7 +134,9 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   Error e;
   if (!take_enum(r.adapter, "adapter", kAdapters, &c.adapter, &e)) return e;
   if (c.adapter == Adapter::kNone) {
-    const char* stray = r.lora_rank ? "lora_rank" : r.lora_targets ? "lora_targets" : r.lora_dropout ? "lora_dropout" : nullptr;
+    const char* stray = r.lora_rank ? "lora_rank" : r.lora_targets ? "lora_targets" : r.lora_dropout ? "lora_dropout"
+                        : r.base_dtype ? "base_dtype" : r.lora_dtype ? "lora_dtype" : r.dora ? "dora"
+                        : r.modules_to_save ? "modules_to_save" : nullptr;
     if (stray != nullptr) {
       return make_error(ErrorCode::kInconsistent, stray,
                         std::string(stray) + " is given but adapter is not lora|qlora; set adapter=lora (or qlora)");
@@ -128,9 +145,23 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   }
   c.lora_rank = 8;
   if (!take_int(r.lora_rank, "lora_rank", 1, 65536, &c.lora_rank, &e) ||
-      !take_enum(r.lora_targets, "lora_targets", kLoraTargets, &c.lora_targets, &e)) {
+      !take_enum(r.base_dtype, "base_dtype", kBaseDtypes, &c.base_dtype, &e)) {
     return e;
   }
+  if (r.lora_targets) {
+    Result<uint32_t> modules = parse_lora_modules(*r.lora_targets, "lora_targets");
+    if (!modules) return modules.error();
+    c.lora_modules = *modules;
+  }
+  if (r.modules_to_save) {
+    Result<uint32_t> modules = parse_lora_modules(*r.modules_to_save, "modules_to_save");
+    if (!modules) return modules.error();
+    if ((*modules & ~(kLoraEmbedding | kLoraLmHead)) != 0) {
+      return invalid("modules_to_save", "'" + *r.modules_to_save + "'", "embedding, lm_head or both");
+    }
+    c.modules_to_save = *modules;
+  }
+  if (r.dora) c.dora = *r.dora;
   if (r.lora_dropout) {
     if (!(*r.lora_dropout >= 0.0 && *r.lora_dropout < 1.0)) {
       return invalid("lora_dropout", num(*r.lora_dropout), "number from 0 to below 1");
@@ -139,10 +170,32 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   }
   if (!r.lora_rank) notes.push_back("lora_rank=8 (PEFT, torchtune and LitGPT default)");
   if (!r.lora_targets) notes.push_back("lora_targets=qv (q and v projections: PEFT and LitGPT default)");
-  // PEFT casts adapters to fp32 (autocast_adapter_dtype, tuners_utils.py); torchtune and
-  // LitGPT build them in the model's dtype.
+  // The base: QLoRA's is NF4 (bitsandbytes Params4bit); a 16-bit base under autocast computes
+  // in 16-bit (nothing frozen is fp32), the adapters' matmuls under autocast too.
+  if (c.adapter == Adapter::kQlora && c.base_dtype == BaseDtype::kFollow) c.base_dtype = BaseDtype::kNf4;
+  if (c.adapter == Adapter::kQlora && c.base_dtype != BaseDtype::kNf4) {
+    return make_error(ErrorCode::kInconsistent, "base_dtype",
+                      std::string("base_dtype=") + to_string(c.base_dtype) +
+                          " contradicts adapter=qlora (an NF4 base); use adapter=lora with base_dtype=" + to_string(c.base_dtype));
+  }
   const bool fp32_params = c.precision == Precision::kFp32 || c.precision == Precision::kBf16Amp;
+  const bool low_precision_base = c.base_dtype != BaseDtype::kFollow && c.base_dtype != BaseDtype::kFp32;
+  if (c.precision == Precision::kBf16Amp && low_precision_base) {
+    c.precision = Precision::kBf16;
+    c.adapter_autocast = true;
+    notes.push_back(std::string("base_dtype=") + to_string(c.base_dtype) +
+                    " under autocast: the frozen layers compute in 16-bit (no fp32 copy to cast), the adapters' "
+                    "matmuls under autocast");
+  }
+  if (c.base_dtype == BaseDtype::kFp32 && !fp32_params) {
+    return make_error(ErrorCode::kInconsistent, "base_dtype",
+                      std::string("base_dtype=fp32 with precision=") + to_string(c.precision) +
+                          " (16-bit parameters); an fp32 base computes in fp32 or under autocast (bf16-amp)");
+  }
+  // PEFT casts adapters to fp32 (get_peft_model autocast_adapter_dtype=True, tuners_utils.py
+  // _cast_adapter_dtype); torchtune and LitGPT build them in the model's dtype.
   c.adapter_bytes = c.framework == Framework::kHf || fp32_params ? 4.0 : 2.0;
+  if (!take_enum(r.lora_dtype, "lora_dtype", kLoraDtypes, &c.adapter_bytes, &e)) return e;
   if (c.adapter == Adapter::kQlora && c.precision == Precision::kFp32) {
     return make_error(ErrorCode::kInconsistent, "adapter",
                       "adapter=qlora computes in 16-bit (bitsandbytes 4-bit weights are dequantized to bf16); "
