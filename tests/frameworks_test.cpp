@@ -146,3 +146,100 @@ TEST(Measures, AllocatedReservedAndProcessAreOrdered) {
 
 }  // namespace
 }  // namespace trainfit::testing
+
+namespace trainfit::testing {
+namespace {
+
+// The 110M Llama of tests/fidelity/hf_stack.py. The trainable counts below are PEFT 0.21's own
+// (sum of requires_grad parameters, recorded in tests/fidelity/gpu/hf_stack-h200.json).
+const std::string kSmallLlama =
+    "num_layers=4,hidden_dim=1024,num_heads=16,num_kv_heads=4,ffn_hidden=2816,vocab_size=32000,"
+    "tied_embeddings=false,seq_length=1024,micro_batch=2,num_gpus=1,gpu=h200,framework=hf,"
+    "adapter=lora,lora_rank=16,base_dtype=bf16,precision=bf16";
+
+// With fp32 adapters and AdamW, each trainable parameter holds 4 (weight) + 4 (grad) + 8
+// (moments) bytes; the frozen bf16 base 2 bytes per parameter.
+double trainable_of(const std::string& spec) {
+  const Breakdown b = estimate_of(spec);
+  return (b.stage.states.total() - 2.0 * b.params.total) / 16.0;
+}
+
+TEST(LoraTargets, ModuleListsCountWhatPeftTrains) {
+  EXPECT_DOUBLE_EQ(trainable_of(kSmallLlama + ",lora_targets=q_proj+v_proj"), 212992);
+  EXPECT_DOUBLE_EQ(trainable_of(kSmallLlama + ",lora_targets=q+k+v"), 294912);
+  EXPECT_DOUBLE_EQ(trainable_of(kSmallLlama + ",lora_targets=all-linear"), 1163264);
+  EXPECT_DOUBLE_EQ(trainable_of(kSmallLlama + ",lora_targets=gate_proj+up_proj+down_proj"), 737280);
+  EXPECT_DOUBLE_EQ(trainable_of(kSmallLlama + ",lora_targets=q+k+v+gate+up+down"), 1032192);
+  // DoRA adds one magnitude per output feature of each target: 1200128 - 1163264 = 36864.
+  EXPECT_DOUBLE_EQ(trainable_of(kSmallLlama + ",lora_targets=all-linear,dora=true"), 1200128);
+}
+
+TEST(LoraTargets, ShorthandsAreUnionsOfModules) {
+  EXPECT_EQ(*parse_lora_modules("qv", "f"), *parse_lora_modules("q_proj,v_proj", "f"));
+  EXPECT_EQ(*parse_lora_modules("attention", "f"), *parse_lora_modules("q+k+v+o", "f"));
+  EXPECT_EQ(*parse_lora_modules("[\"q_proj\", \"k_proj\"]", "f"), static_cast<uint32_t>(kLoraQ | kLoraK));
+  EXPECT_EQ(lora_modules_name(*parse_lora_modules("v+q", "f")), "qv");
+  EXPECT_EQ(lora_modules_name(kLoraQ | kLoraK | kLoraV), "q+k+v");
+}
+
+TEST(LoraTargets, BadModulesAreOneLineNamingTheWord) {
+  const Error e = error_of(kSmallLlama + ",lora_targets=q+foo");
+  EXPECT_EQ(e.field, "lora_targets");
+  EXPECT_NE(e.message.find("'foo'"), std::string::npos) << e.message;
+  EXPECT_EQ(error_of(kSmallLlama + ",lora_targets=qkv+q").field, "lora_targets");
+  EXPECT_EQ(error_of(kSmallLlama + ",modules_to_save=q").field, "modules_to_save");
+  EXPECT_EQ(error_of("model=llama3-8b,base_dtype=bf16").field, "base_dtype");  // no adapter
+  EXPECT_EQ(error_of(kSmallLlama + ",adapter=qlora,base_dtype=bf16").field, "base_dtype");
+  EXPECT_EQ(error_of(kSmallLlama + ",framework_version=four").field, "framework_version");
+}
+
+TEST(LoraTargets, ModulesToSaveTrainACopyInTheBaseDtype) {
+  // PEFT ModulesToSaveWrapper: a bf16 copy of embed_tokens and lm_head (32000 x 1024 each),
+  // its bf16 gradient and two bf16 AdamW moments: 4 x 2 bytes per parameter beyond the base.
+  const Breakdown lora = estimate_of(kSmallLlama + ",lora_targets=qv");
+  const Breakdown saved = estimate_of(kSmallLlama + ",lora_targets=qv,modules_to_save=embedding+lm_head");
+  EXPECT_DOUBLE_EQ(saved.stage.states.total() - lora.stage.states.total(), 8.0 * 2 * 32000 * 1024);
+}
+
+TEST(LoraTargets, QuantizedBasesCountTheirPackedBytes) {
+  // GPTQ/AWQ 4-bit, group 128, fp16 scale + 4-bit zero: (4 + 20/128) / 8 bytes per layer weight.
+  const Config c = config_of(kSmallLlama + ",base_dtype=gptq");
+  const Breakdown nf4 = estimate_of(kSmallLlama + ",adapter=qlora,base_dtype=nf4");
+  const Breakdown gptq = estimate(c);
+  const double layer_linear = 4.0 * (1024.0 * (1024 + 256 + 256 + 1024) + 3.0 * 1024 * 2816);
+  const double nf4_bytes = (4.0 + 8.0 / 64 + 32.0 / (64 * 256)) / 8;
+  EXPECT_NEAR(nf4.stage.states.weights - gptq.stage.states.weights, layer_linear * (nf4_bytes - (4.0 + 20.0 / 128) / 8), 1.0);
+}
+
+TEST(FrameworkVersion, TransformersReleasesDecideTheLogitsAndTheBase) {
+  const std::string hf = "model=llama3-8b,seq_length=4096,micro_batch=1,num_gpus=1,gpu=h200,framework=hf";
+  const Config v445 = config_of(hf + ",framework_version=4.45,adapter=lora");
+  EXPECT_EQ(v445.logits_upcast, LogitsUpcast::kInForward);  // modeling_llama.py 4.45: logits.float()
+  EXPECT_TRUE(v445.logits_shift_copy);
+  EXPECT_EQ(v445.base_dtype, BaseDtype::kFp32);             // 4.x from_pretrained: float32
+  const Config v446 = config_of(hf + ",framework_version=4.46.3");
+  EXPECT_EQ(v446.logits_upcast, LogitsUpcast::kInLoss);     // loss_utils.py ForCausalLMLoss
+  EXPECT_TRUE(v446.logits_shift_copy);
+  EXPECT_FALSE(config_of(hf + ",framework_version=4.49").logits_shift_copy);  // PR #35646
+  const Config v5 = config_of(hf + ",framework_version=v5.2,adapter=lora");
+  EXPECT_EQ(v5.base_dtype, BaseDtype::kBf16);               // dtype='auto'
+  EXPECT_EQ(v5.precision, Precision::kBf16);                // nothing frozen is fp32
+  EXPECT_TRUE(v5.adapter_autocast);
+  // Explicit fields win over the release's conventions.
+  EXPECT_EQ(config_of(hf + ",framework_version=4.45,logits_upcast=loss").logits_upcast, LogitsUpcast::kInLoss);
+  // Unsaid, the newest release modelled, and the assumptions say which.
+  EXPECT_EQ(config_of(hf).framework_version, "5.17");
+}
+
+TEST(Ddp, BucketsAreAFullGradientCopy) {
+  // Measured (tests/fidelity/gpu/hf_stack-h200.json): DDP raised the peak by 0.96 x the fp32
+  // gradients. trainfit: the buckets equal the gradients of what trains.
+  const std::string spec = "model=llama3-8b,seq_length=1024,micro_batch=1,num_gpus=2,gpu=h200,precision=bf16-amp";
+  const Breakdown ddp = estimate_of(spec);
+  const Breakdown capped = estimate_of(spec + ",ddp_full_buckets=false");
+  EXPECT_DOUBLE_EQ(ddp.stage.transients.comm_buckets, 4.0 * ddp.params.total);
+  EXPECT_DOUBLE_EQ(capped.stage.transients.comm_buckets, 2.0 * 25 * 1024 * 1024);  // bucket_cap_mb=25, two in flight
+}
+
+}  // namespace
+}  // namespace trainfit::testing
