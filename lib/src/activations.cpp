@@ -100,20 +100,33 @@ double core_attention_bytes(const Config& c) {
   return (4.0 + (A < 4.0 ? A : 0.0)) * scores;
 }
 
+// What attention saves between its input projections and its output projection: Q (after
+// RoPE), K and V, and the core (eager scores and probabilities, or flash's log-sum-exp).
+double attention_interior_bytes(const Config& c, Recompute mode) {
+  const Geometry& g = c.geo;
+  const double T = tokens(c), t = static_cast<double>(c.tp), A = act_bytes(c);
+  const double d = static_cast<double>(g.head_size());
+  const double q = static_cast<double>(g.heads) * d;
+  const double kv_native = std::ceil(static_cast<double>(g.kv_heads) / t) * d;
+  // HF eager attention materializes K and V repeated to every query head (repeat_kv).
+  const double kv = (c.ops == Ops::kEager && c.attention == Attention::kEager) ? q / t : kv_native;
+  double bytes = (A * q / t + 2.0 * A * kv) * T;
+  // Flash attention keeps only the fp32 log-sum-exp per head (FlashAttention-2, arXiv 2307.08691).
+  if (c.attention == Attention::kFlash) bytes += 4.0 * static_cast<double>(g.heads) / t * T;
+  if (mode == Recompute::kNone) bytes += core_attention_bytes(c);  // selective drops exactly this
+  return bytes;
+}
+
 double layer_bytes(const Config& c, Recompute mode) {
   const Geometry& g = c.geo;
   const double T = tokens(c);
   const double h = static_cast<double>(g.hidden);
   const double t = static_cast<double>(c.tp), r = sp_divisor(c);
-  const double A = act_bytes(c), Ain = gemm_input_bytes(c), R = residual_bytes(c);
+  const double Ain = gemm_input_bytes(c), R = residual_bytes(c);
   if (mode == Recompute::kFull) return R * T * h / r;  // only the layer input (Korthikanti: 2sbh, /t with SP)
   if (mode == Recompute::kOp) return op_level_bytes(c);
 
-  const double d = static_cast<double>(g.head_size());
-  const double q = static_cast<double>(g.heads) * d;  // query width: h unless head_dim is set
-  const double kv_native = std::ceil(static_cast<double>(g.kv_heads) / t) * d;  // K/V width on this rank
-  // HF eager attention materializes K and V repeated to every query head (repeat_kv).
-  const double kv = (c.ops == Ops::kEager && c.attention == Attention::kEager) ? q / t : kv_native;
+  const double q = static_cast<double>(g.heads * g.head_size());  // query width: h unless head_dim is set
   const double mask = g.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
   // A frozen base (LoRA) saves no linear's input: backward needs only dX = dY·W. Its
   // norms keep no normalized tensor (saved for the weight's gradient only); the adapters
@@ -124,11 +137,8 @@ double layer_bytes(const Config& c, Recompute mode) {
   // Replicated region (split by t only with sequence parallelism):
   // two norms, QKV input and MLP input (norm outputs), two dropout masks.
   double bytes = (2.0 * norm + gemm_inputs + 2.0 * mask * h) * T / r;
-  // TP region: Q (after RoPE), K and V, the output-projection input.
-  bytes += (A * q / t + A * kv + A * kv + (frozen ? 0.0 : Ain * q / t)) * T;
-  // Flash attention keeps only the fp32 log-sum-exp per head (FlashAttention-2, arXiv 2307.08691).
-  if (c.attention == Attention::kFlash) bytes += 4.0 * static_cast<double>(g.heads) / t * T;
-  if (mode == Recompute::kNone) bytes += core_attention_bytes(c);  // selective drops exactly this
+  bytes += attention_interior_bytes(c, mode);
+  if (!frozen) bytes += Ain * q / t * T;  // the output projection's input
   bytes += mlp_bytes_per_token(c) * T;
   if (frozen && g.experts == 0) bytes -= Ain * static_cast<double>(g.ffn) / t * T;  // down's input, for its weight only
   return bytes + adapter_activation_bytes(c);
@@ -183,14 +193,35 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     // Token ids (int64, Megatron: 8sbp) and the embedding dropout mask (sbhp/t).
     a.embedding = (8.0 * T + (g.dropout ? T * h / r : 0.0)) * micro_batches;
   }
-  if (p.first && frozen && c.recompute == Recompute::kNone) {
+  const uint32_t trained_embedding = (c.lora_modules | c.modules_to_save) & kLoraEmbedding;
+  double uncast_first_layer = 0;  // first-layer weights whose autocast copy is not saved
+  const bool trained_head = ((c.lora_modules | c.modules_to_save) & kLoraLmHead) != 0;
+  if (p.first && frozen && trained_embedding) a.embedding = 8.0 * T * micro_batches;  // the token ids
+  if (p.first && frozen && !trained_embedding && c.recompute == Recompute::kNone) {
     // Nothing upstream of the first adapter needs a gradient (measured): the first layer's
-    // input norm saves nothing, and with q and v adapted its attention keeps no q (k has
-    // no gradient there).
+    // input norm saves nothing; with q and v adapted its attention keeps no q (k has no
+    // gradient there); with only o or the MLP adapted, its attention saves nothing, and with
+    // only the MLP neither does the second norm.
+    const uint32_t targets = c.lora_modules;
+    const bool attention_input = targets & (kLoraQ | kLoraK | kLoraV | kLoraQkv);
     const double first_norm = frozen_norm_bytes_per_token(c);
     const double q = static_cast<double>(g.heads * g.head_size()) / t;
-    const double unsaved = first_norm * T / r + ((c.lora_modules & kLoraQ) && !(c.lora_modules & (kLoraK | kLoraQkv)) ? A * q * T : 0.0);
+    double unsaved = first_norm * T / r;
+    if (attention_input) {
+      if ((targets & kLoraQ) && !(targets & (kLoraK | kLoraQkv))) unsaved += A * q * T;
+    } else {
+      unsaved += attention_interior_bytes(c, c.recompute);
+      if (!(targets & kLoraO)) unsaved += first_norm * T / r;
+    }
     a.layers -= std::min(a.layers, unsaved * micro_batches);
+    // A frozen linear whose input needs no gradient saves nothing, its autocast weight copy
+    // neither: in the first layer q, k and v always, o before any attention target, gate
+    // and up before any target at all (measured: tests/fidelity, LoRA on the MLP only).
+    const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * static_cast<double>(g.head_size());
+    const double ffn = static_cast<double>(g.experts > 0 ? 0 : g.ffn) / t;
+    uncast_first_layer = h * (q + 2.0 * kv);
+    if (!attention_input) uncast_first_layer += q * h;
+    if (!attention_input && !(targets & kLoraO)) uncast_first_layer += (g.mlp == Mlp::kSwiGlu ? 2.0 : 1.0) * h * ffn;
   }
   if (c.ops == Ops::kEager) {
     // RoPE's cos and sin tables, saved by q*cos and rotate_half(q)*sin, shared by all layers.
@@ -202,7 +233,9 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     const double V = static_cast<double>(g.vocab) / t;  // vocab-parallel logits
     // Final norm + LM-head input (Korthikanti: 4sbh/t with SP). A frozen head saves no
     // input and its norm no normalized tensor (measured).
-    a.logits_loss = frozen ? frozen_norm_bytes_per_token(c) * T / r : (norm_bytes_per_token(c) + Ain * h) * T / r;
+    a.logits_loss = !frozen     ? (norm_bytes_per_token(c) + Ain * h) * T / r
+                    : trained_head ? (frozen_norm_bytes_per_token(c) + Ain * h) * T / r  // the head's input
+                                   : frozen_norm_bytes_per_token(c) * T / r;
     // HF shifts labels: the loss sees s-1 positions per sequence.
     const double loss_tokens = shifts_logits(c) ? T - static_cast<double>(c.micro_batch) : T;
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
@@ -228,7 +261,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
     // Checkpointed layers run forward without saving their cast weights.
     const double checkpointed_share = c.recompute == Recompute::kFull || c.recompute == Recompute::kOp
                                           ? (L > 0 ? checkpointed / L : 1.0) : 0.0;
-    const double copied = p.linear - p.layer_linear * checkpointed_share;
+    const double copied = p.linear - p.layer_linear * checkpointed_share - uncast_first_layer;
     if (c.precision == Precision::kBf16Amp) a.weight_cache = 2.0 * copied;
     if (c.precision == Precision::kFp8) a.weight_cache = 1.0 * copied;
   }

@@ -78,6 +78,7 @@ double adapter_activation_bytes(const Config& c);                   // one layer
 // Saved activations (activations.cpp).
 double layer_bytes(const Config& c, Recompute mode);  // one layer, one micro-batch
 double core_attention_bytes(const Config& c);          // eager s^2 terms of one layer
+double attention_interior_bytes(const Config& c, Recompute mode);  // Q, K, V and the core
 double op_level_bytes(const Config& c);                // one layer under op-level checkpointing
 double attention_mask_bytes(const Config& c);          // eager attention's causal mask
 double mlp_saved_bytes(const Config& c);               // one layer's MLP block, one micro-batch

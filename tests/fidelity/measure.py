@@ -30,22 +30,27 @@ def storage_of(t):
     return s.data_ptr(), s.nbytes()
 
 
-def build(geo, precision, recompute, device, attention="eager", hf=False, recompute_every=1, lora=None):
+def build(geo, precision, recompute, device, attention="eager", hf=False, recompute_every=1, lora=None,
+          logits="loss"):
     torch.manual_seed(0)
     if hf:
         model = hf_llama(geo, attention, recompute).to(device)
     else:
         model = Decoder(geo["arch"], geo["layers"], geo["hidden"], geo["heads"], geo["kv_heads"], geo["ffn"],
                         geo["vocab"], positions=geo["seq"], recompute=recompute, attention=attention,
-                        recompute_every=recompute_every).to(device)
+                        recompute_every=recompute_every, logits=logits).to(device)
     trainable = None
+    flags = set(lora[2:]) if lora is not None else set()
     if lora is not None:
         rank, targets = lora[:2]
-        trainable = apply_lora(model, rank, targets)
+        saved = tuple(f for f in ("embedding", "lm_head") if f in flags)
+        trainable = apply_lora(model, rank, targets, dora="dora" in flags, modules_to_save=saved)
         model = model.to(device)
-    if precision == "bf16":
+    if precision == "bf16" or "bf16-base" in flags:
+        # "bf16-base" under bf16-amp: a bf16 base (from_pretrained torch_dtype=bf16) run under
+        # autocast (Trainer --bf16), its adapters fp32 (PEFT autocast_adapter_dtype).
         model = model.to(torch.bfloat16)
-        if lora is not None and len(lora) > 2 and lora[2] == "fp32":
+        if "fp32" in flags or "bf16-base" in flags:
             lora_to_fp32(model)  # PEFT autocast_adapter_dtype: fp32 adapters on the bf16 base
     # The optimizer gets only what trains: with LoRA the adapters, the frozen base has no state.
     params = [p for p in model.parameters() if p.requires_grad] if trainable is not None else model.parameters()
@@ -190,8 +195,8 @@ def peak_bytes_cpu(model, optimizer, ids, precision, held_logits=True):
 
 
 def measure(geo, precision, recompute, device="cpu", attention="eager", hf=False, held_logits=True,
-            recompute_every=1, lora=None, list_saved=False):
-    model, optimizer, ids = build(geo, precision, recompute, device, attention, hf, recompute_every, lora)
+            recompute_every=1, lora=None, list_saved=False, logits="loss"):
+    model, optimizer, ids = build(geo, precision, recompute, device, attention, hf, recompute_every, lora, logits)
     # Two warm-up steps: the optimizer states exist from the first step on.
     for _ in range(2):
         step(model, optimizer, ids, precision, device, held_logits)

@@ -168,6 +168,29 @@ class LoRALinear(nn.Module):
         return result.to(dtype)
 
 
+class DoRALinear(LoRALinear):
+    """DoRA (Liu et al. 2024, arXiv 2402.09353) as PEFT's DoraLinearLayer computes it: a trainable
+    magnitude per output feature, initialised to the column norms of W; the norm of W + s*BA is
+    detached (the paper's section 4.3), and the output is base + (m/||W + s*BA|| - 1) * base
+    + m/||W + s*BA|| * s * B(A(x))."""
+
+    def __init__(self, base, rank, alpha):
+        super().__init__(base, rank, alpha)
+        self.magnitude = nn.Parameter(base.weight.detach().norm(p=2, dim=1).float())
+
+    def forward(self, x):
+        base_result = self.base(x)
+        dtype = base_result.dtype
+        x = x.to(self.lora_A.dtype)
+        lora_weight = (self.lora_B @ self.lora_A).detach()
+        weight = self.base.weight.to(lora_weight.dtype)
+        weight_norm = (weight + self.scaling * lora_weight).norm(p=2, dim=1).detach()
+        scale = (self.magnitude / weight_norm).view(1, -1)
+        lora_result = F.linear(F.linear(x, self.lora_A), self.lora_B)
+        dora = (scale - 1) * base_result + scale * lora_result * self.scaling
+        return (base_result + dora).to(dtype)
+
+
 LORA_TARGETS = {
     "qv": ("q_proj", "v_proj"),
     "attention": ("q_proj", "k_proj", "v_proj", "o_proj"),
@@ -175,25 +198,44 @@ LORA_TARGETS = {
 }
 
 
-def apply_lora(model, rank, targets, alpha=16):
-    """Wraps the target linears of every Llama layer and freezes everything else (PEFT)."""
+def apply_lora(model, rank, targets, alpha=16, dora=False, modules_to_save=()):
+    """Wraps the target linears of every Llama layer and freezes everything else (PEFT).
+    targets: a shorthand, or short module names joined by '+' (q+k+v, gate+up+down).
+    modules_to_save: "embedding"/"lm_head" get a trainable copy beside the frozen original
+    (PEFT ModulesToSaveWrapper)."""
     for p in model.parameters():
         p.requires_grad_(False)
-    names = LORA_TARGETS[targets]
+    names = LORA_TARGETS.get(targets) or tuple(f"{t}_proj" for t in targets.split("+"))
+    wrapper = DoRALinear if dora else LoRALinear
     for layer in model.layers:
         for parent in (layer.self_attn, layer.mlp):
             for name in names:
                 if hasattr(parent, name):
-                    setattr(parent, name, LoRALinear(getattr(parent, name), rank, alpha))
-    return [p for n, p in model.named_parameters() if "lora_" in n]
+                    setattr(parent, name, wrapper(getattr(parent, name), rank, alpha))
+    trainable = [p for n, p in model.named_parameters() if "lora_" in n or "magnitude" in n]
+    originals = []
+    for kind in modules_to_save:
+        attr = {"embedding": "embed_tokens", "lm_head": "lm_head"}[kind]
+        original = getattr(model, attr)
+        copy = type(original)(*original.weight.shape[::-1] if kind == "lm_head" else original.weight.shape,
+                              **({"bias": False} if kind == "lm_head" else {}))
+        copy.weight.data = original.weight.detach().clone()
+        copy.weight.requires_grad_(True)
+        originals.append(original)  # PEFT keeps the frozen original module beside the copy
+        setattr(model, attr, copy)
+        trainable.append(copy.weight)
+    model.frozen_originals = nn.ModuleList(originals)
+    return trainable
 
 
 def lora_to_fp32(model):
-    """PEFT autocast_adapter_dtype=True: adapters in fp32 under a 16-bit base."""
+    """PEFT autocast_adapter_dtype=True: adapters (and DoRA magnitudes) in fp32 under a 16-bit base."""
     for m in model.modules():
         if isinstance(m, LoRALinear):
             m.lora_A.data = m.lora_A.data.float()
             m.lora_B.data = m.lora_B.data.float()
+        if isinstance(m, DoRALinear):
+            m.magnitude.data = m.magnitude.data.float()
 
 
 class LlamaAttention(nn.Module):
@@ -285,7 +327,7 @@ class GPT2Layer(nn.Module):
 
 
 def shifted_loss(logits, labels):
-    """HF ForCausalLMLoss: upcast to fp32, shift, cross-entropy."""
+    """HF ForCausalLMLoss (4.46-4.48): upcast to fp32, shift with a copy, cross-entropy."""
     logits = logits.float()
     shift_logits = logits[..., :-1, :].contiguous()
     shift_labels = labels[..., 1:].contiguous()
@@ -293,12 +335,24 @@ def shifted_loss(logits, labels):
     return loss, logits
 
 
+def padded_loss(logits, labels):
+    """HF ForCausalLMLoss (4.49+): upcast to fp32, labels padded and shifted, no logits copy."""
+    logits = logits.float()
+    shift_labels = F.pad(labels, (0, 1), value=-100)[..., 1:].contiguous()
+    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), shift_labels.view(-1), ignore_index=-100)
+    return loss, logits
+
+
 class Decoder(nn.Module):
     """arch: 'llama' or 'gpt2'. Returns (loss, fp32 logits) like HF's CausalLMOutput."""
 
     def __init__(self, arch, layers, hidden, heads, kv_heads, ffn, vocab, positions=0, recompute=False,
-                 attention="eager", recompute_every=1):
+                 attention="eager", recompute_every=1, logits="loss"):
         super().__init__()
+        # logits: where the fp32 upcast happens - "loss" (HF 4.46-4.48, shifted copy), "forward"
+        # (HF < 4.46: LlamaForCausalLM.forward upcasts, the 16-bit logits are freed at once),
+        # "loss-nocopy" (HF 4.49+: labels padded, no copy of the logits).
+        self.logits = logits
         # recompute: False/"none", True/"full" (every recompute_every-th block, 1-based), "op" (OpSAC)
         recompute = {False: "none", True: "full"}.get(recompute, recompute)
         if recompute == "op" and arch != "llama":
@@ -337,4 +391,8 @@ class Decoder(nn.Module):
                 x = layer(x, *args)
         x = self.norm(x)
         logits = self.lm_head(x) if self.lm_head is not None else F.linear(x, self.embed_tokens.weight)
+        if self.logits == "forward":
+            logits = logits.float()  # the 16-bit tensor has no other reference: freed here
+        if self.logits == "loss-nocopy":
+            return padded_loss(logits, labels)
         return shifted_loss(logits, labels)

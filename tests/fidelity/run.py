@@ -55,12 +55,23 @@ CONVENTIONS = [
     for name, geo, options in [
         ("llama base", LLAMA, dict(held_logits=False)),
         ("gpt2 base", GPT2, dict(held_logits=False)),
+        ("llama base", LLAMA, dict(held_logits=False, logits="forward")),
+        ("llama base", LLAMA, dict(held_logits=False, logits="loss-nocopy")),
+        ("llama base", LLAMA, dict(held_logits=True, logits="loss-nocopy")),
         ("llama base", LLAMA, dict(lora=(8, "qv"))),
         ("llama base", LLAMA, dict(lora=(8, "all-linear"))),
+        ("llama base", LLAMA, dict(lora=(8, "q+k+v"))),
+        ("llama base", LLAMA, dict(lora=(8, "gate+up+down"))),
+        ("llama base", LLAMA, dict(lora=(8, "all-linear", "dora"))),
+        ("llama base", LLAMA, dict(lora=(8, "qv", "embedding", "lm_head"))),
         ("llama base", LLAMA, dict(recompute="op")),
         ("llama 4 layers", dict(LLAMA, layers=4), dict(recompute="full", recompute_every=2)),
     ]
     for precision in ("bf16", "bf16-amp")
+] + [
+    # PEFT over a bf16 base under Trainer --bf16: the adapters fp32, everything frozen bf16.
+    ("llama base", LLAMA, "bf16-amp", dict(held_logits=False, lora=(8, "qv", "bf16-base"))),
+    ("llama base", LLAMA, "bf16-amp", dict(held_logits=False, lora=(8, "all-linear", "bf16-base"))),
 ]
 
 # The conventions section of docs/fidelity.md (write_table puts it under the table).
@@ -95,6 +106,20 @@ says `held_logits` explicitly.
   intermediate; an RMSNorm with a frozen weight keeps its fp32 upcast, square and rstd but not the
   normalized tensor; nothing upstream of the first adapter is saved (the embedding, layer 0's
   input norm, and with `qv` layer 0's q for the k-gradient); the frozen lm_head keeps no input.
+- **where the logits are upcast** (`upcast` in the name; `model.py` `Decoder(logits=...)`): `forward` is
+  transformers before 4.46 (`LlamaForCausalLM.forward` upcasts, the 16-bit logits have no other
+  reference and are freed at once; request `logits_upcast: forward`); `loss-nocopy` is 4.49 and
+  later (`ForCausalLMLoss` pads and shifts the labels, no copy of the logits; request
+  `logits_shift_copy: false`); the rows without it are 4.46-4.48 (upcast in the loss, shifted copy).
+- **LoRA variants**: target lists (`q+k+v`, `gate+up+down`: request `lora_targets` with the same
+  modules); DoRA (`model.py` DoRALinear, after PEFT's DoraLinearLayer: a trainable magnitude per
+  output feature, the norm of W + s·BA detached, `(m/n - 1)·base + m/n·s·lora`; request `dora:
+  true`); `embedding lm_head` (PEFT modules_to_save: a trainable copy of each beside the frozen
+  original; request `modules_to_save: embedding+lm_head`); `bf16-base` (a bf16 base with fp32
+  adapters run under autocast, PEFT over `torch_dtype=bfloat16` with Trainer `--bf16`; request
+  `base_dtype: bf16, lora_dtype: fp32, precision: bf16-amp`). With the MLP alone adapted, the
+  first layer's attention and both its norms save nothing, nor do the autocast copies of the
+  weights of linears whose input needs no gradient (in the first layer q, k and v always).
 - **recompute op** (`model.py` OpSAC): torchtitan's op-level selective activation checkpointing
   (v0.2.1 `_apply_op_sac`: inside each block keep the outputs of aten.mm except every second one,
   i.e. wq, wv, w1 (gate), w2 (down) of the order wq, wk, wv, wo, w1, w3, w2, the SDPA output and its
@@ -117,7 +142,7 @@ says `held_logits` explicitly.
 TOLERANCE = {"activations": 0.03, "peak": 0.05}
 
 
-def request_for(geo, precision, recompute, held_logits=True, lora=None, recompute_every=1):
+def request_for(geo, precision, recompute, held_logits=True, lora=None, recompute_every=1, logits="loss"):
     if recompute in (False, True):
         recompute = "full" if recompute else "none"
     r = {
@@ -130,8 +155,20 @@ def request_for(geo, precision, recompute, held_logits=True, lora=None, recomput
     }
     if recompute_every != 1:
         r["recompute_every"] = recompute_every
+    if logits == "forward":
+        r["logits_upcast"] = "forward"
+    elif logits == "loss-nocopy":
+        r["logits_shift_copy"] = False
     if lora is not None:
         r.update(adapter="lora", lora_rank=lora[0], lora_targets=lora[1])
+        flags = set(lora[2:])
+        if "dora" in flags:
+            r["dora"] = True
+        saved = [f for f in ("embedding", "lm_head") if f in flags]
+        if saved:
+            r["modules_to_save"] = "+".join(saved)
+        if "bf16-base" in flags:
+            r.update(base_dtype="bf16", lora_dtype="fp32")
     if geo["arch"] == "gpt2":
         r.update(mlp="gelu", norm="layernorm", bias="all", tied_embeddings=True, learned_positions=geo["seq"])
     else:
@@ -197,6 +234,7 @@ def main():
     for name, geo, impl, attention, precision, options in runs:
         recompute = options.get("recompute", "none")
         held, lora, every = options.get("held_logits", True), options.get("lora"), options.get("recompute_every", 1)
+        logits = options.get("logits", "loss")
         key = f"{label(name, options)} | {impl} {attention} | {precision}"
         if recorded is not None:
             if key not in recorded["runs"]:
@@ -205,7 +243,8 @@ def main():
         else:
             try:
                 m = measure.measure(geo, precision, recompute, args.device, attention, hf=impl == "hf",
-                                    held_logits=held, recompute_every=every, lora=lora, list_saved=args.list_saved)
+                                    held_logits=held, recompute_every=every, lora=lora, list_saved=args.list_saved,
+                                    logits=logits)
             except Exception as e:  # e.g. a transformers release whose API moved: that row alone fails
                 failures += 1
                 print(f"FAIL {key}: could not measure: {type(e).__name__}: {e}", flush=True)
@@ -214,7 +253,7 @@ def main():
             measured_runs[key] = {k: v for k, v in m.items() if k != "saved_report"}
             print(f"measured {key}: peak {m['peak'] / 2**20:.3f} MiB", flush=True)
             continue
-        request = request_for(geo, precision, recompute, held, lora, every)
+        request = request_for(geo, precision, recompute, held, lora, every, logits)
         if attention == "sdpa":
             request["attention"] = "flash"
         if args.device == "cuda":
@@ -289,8 +328,10 @@ def label(name, options):
         parts.append(f"recompute={options['recompute']}" + (f"/{every}" if every != 1 else ""))
     if not options.get("held_logits", True):
         parts.append("logits dropped")
+    if options.get("logits", "loss") != "loss":
+        parts.append(f"upcast {options['logits']}")
     if options.get("lora"):
-        parts.append(f"lora r{options['lora'][0]} {options['lora'][1]}")
+        parts.append(" ".join(["lora", f"r{options['lora'][0]}", *options["lora"][1:]]))
     return ", ".join(parts)
 
 
