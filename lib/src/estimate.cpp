@@ -20,7 +20,9 @@ StageMemory stage_memory(const Config& c, const model::StageParams& p, const Act
   const double late_grads = model::grads_persist(c) ? 0.0 : s.states.grads;
   const double saved = s.activations.total();
   const double layer_work = x.recompute + x.layer_backward;
-  const double resident = s.states.total() - late_grads + x.held_logits;
+  // PyTorch DDP's buckets exist from its construction on: in every phase, not only backward.
+  const double ddp_buckets = c.ddp_full_buckets && c.zero_stage == 0 ? x.comm_buckets : 0.0;
+  const double resident = s.states.total() - late_grads + x.held_logits + ddp_buckets;
   s.forward_peak = resident + saved + x.fsdp_units_fwd + x.loss_forward + x.context_parallel;
   // Backward frees saved activations as it allocates gradients, layer by layer, so the
   // peak is at the loss backward (everything saved, no gradients yet), at the last
@@ -31,7 +33,7 @@ StageMemory stage_memory(const Config& c, const model::StageParams& p, const Act
   const double at_last_layer = saved - s.activations.logits_loss + grad_per_param * p.head + layer_work;
   const double at_first_layer = late_grads - grad_per_param * (p.embedding + p.per_layer) +
                                 s.activations.embedding + layer_work;
-  s.backward_peak = resident + x.fsdp_units_bwd + x.comm_buckets + x.context_parallel +
+  s.backward_peak = resident + x.fsdp_units_bwd + (x.comm_buckets - ddp_buckets) + x.context_parallel +
                     std::max({at_loss, at_last_layer, at_first_layer});
   s.optimizer_peak = resident + late_grads + x.optimizer_step;  // activations are freed by then
   s.tensor_peak = std::max({s.forward_peak, s.backward_peak, s.optimizer_peak});

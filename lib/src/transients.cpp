@@ -151,7 +151,8 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     // PyTorch DDP's Reducer keeps its buckets, together as large as the gradients, from
     // construction on (torch/csrc/distributed/c10d/reducer.cpp initialize_buckets); measured
     // (tests/fidelity/hf_stack.py, torch 2.11, H200): +0.96 x the gradients, the same with
-    // gradient_as_bucket_view=True under zero_grad(set_to_none=True).
+    // gradient_as_bucket_view=True under zero_grad(set_to_none=True); torch 1.13 on the CPU
+    // (tests/fidelity, gloo): exactly the gradients, allocated at construction.
     if (c.ddp_full_buckets) x.comm_buckets = trainable * grad_bytes;
   }
   double allgather_bucket = 0;

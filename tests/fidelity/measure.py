@@ -30,8 +30,27 @@ def storage_of(t):
     return s.data_ptr(), s.nbytes()
 
 
+def ddp(model, device):
+    """PyTorch DDP over a world of one (gloo on the CPU, NCCL on a GPU): its Reducer builds the
+    gradient buckets as it does for any world size."""
+    import torch.distributed as dist
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if device == "cuda" else "gloo", init_method="tcp://127.0.0.1:29533",
+                                rank=0, world_size=1)
+    if device == "cuda":
+        return torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
+    # What the Reducer allocates at construction (its buckets) lives outside every step: the CPU
+    # peak counts it among the bytes live at the step's start (live_bytes).
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        wrapped = torch.nn.parallel.DistributedDataParallel(model)
+    wrapped.construction_bytes = sum(e.nbytes() for e in prof.profiler.kineto_results.events()
+                                     if e.name() == "[memory]")
+    return wrapped
+
+
 def build(geo, precision, recompute, device, attention="eager", hf=False, recompute_every=1, lora=None,
-          logits="loss"):
+          logits="loss", data_parallel=False):
     torch.manual_seed(0)
     if hf:
         model = hf_llama(geo, attention, recompute).to(device)
@@ -52,6 +71,8 @@ def build(geo, precision, recompute, device, attention="eager", hf=False, recomp
         model = model.to(torch.bfloat16)
         if "fp32" in flags or "bf16-base" in flags:
             lora_to_fp32(model)  # PEFT autocast_adapter_dtype: fp32 adapters on the bf16 base
+    if data_parallel:
+        model = ddp(model, device)
     # The optimizer gets only what trains: with LoRA the adapters, the frozen base has no state.
     params = [p for p in model.parameters() if p.requires_grad] if trainable is not None else model.parameters()
     optimizer = torch.optim.AdamW(params, lr=1e-4)
@@ -173,6 +194,7 @@ def state_bytes(model, optimizer):
 
 def live_bytes(model, optimizer, ids):
     total = sum(p.numel() * p.element_size() for p in model.parameters()) + ids.numel() * ids.element_size()
+    total += getattr(model, "construction_bytes", 0)  # DDP's buckets
     for state in optimizer.state.values():
         total += sum(v.numel() * v.element_size() for v in state.values() if torch.is_tensor(v))
     return total
@@ -195,8 +217,9 @@ def peak_bytes_cpu(model, optimizer, ids, precision, held_logits=True):
 
 
 def measure(geo, precision, recompute, device="cpu", attention="eager", hf=False, held_logits=True,
-            recompute_every=1, lora=None, list_saved=False, logits="loss"):
-    model, optimizer, ids = build(geo, precision, recompute, device, attention, hf, recompute_every, lora, logits)
+            recompute_every=1, lora=None, list_saved=False, logits="loss", data_parallel=False):
+    model, optimizer, ids = build(geo, precision, recompute, device, attention, hf, recompute_every, lora, logits,
+                                  data_parallel)
     # Two warm-up steps: the optimizer states exist from the first step on.
     for _ in range(2):
         step(model, optimizer, ids, precision, device, held_logits)

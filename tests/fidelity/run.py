@@ -58,6 +58,7 @@ CONVENTIONS = [
         ("llama base", LLAMA, dict(held_logits=False, logits="forward")),
         ("llama base", LLAMA, dict(held_logits=False, logits="loss-nocopy")),
         ("llama base", LLAMA, dict(held_logits=True, logits="loss-nocopy")),
+        ("llama base", LLAMA, dict(held_logits=False, ddp=True)),  # gloo has no bf16: bf16-amp only
         ("llama base", LLAMA, dict(lora=(8, "qv"))),
         ("llama base", LLAMA, dict(lora=(8, "all-linear"))),
         ("llama base", LLAMA, dict(lora=(8, "q+k+v"))),
@@ -67,7 +68,7 @@ CONVENTIONS = [
         ("llama base", LLAMA, dict(recompute="op")),
         ("llama 4 layers", dict(LLAMA, layers=4), dict(recompute="full", recompute_every=2)),
     ]
-    for precision in ("bf16", "bf16-amp")
+    for precision in ("bf16", "bf16-amp") if not (options.get("ddp") and precision == "bf16")
 ] + [
     # PEFT over a bf16 base under Trainer --bf16: the adapters fp32, everything frozen bf16.
     ("llama base", LLAMA, "bf16-amp", dict(held_logits=False, lora=(8, "qv", "bf16-base"))),
@@ -120,6 +121,11 @@ says `held_logits` explicitly.
   `base_dtype: bf16, lora_dtype: fp32, precision: bf16-amp`). With the MLP alone adapted, the
   first layer's attention and both its norms save nothing, nor do the autocast copies of the
   weights of linears whose input needs no gradient (in the first layer q, k and v always).
+- **DDP** (`measure.ddp`): PyTorch DistributedDataParallel over a world of one (gloo; gloo has no
+  bf16 all-reduce, so bf16-amp only). The Reducer allocates its buckets, as large as the
+  gradients, when it is built; the peak counts them among the bytes live at the step's start
+  (measured by the profiler around the construction). Request: `num_gpus: 2` (the
+  buckets do not depend on the world size), `ddp_full_buckets` left at its default.
 - **recompute op** (`model.py` OpSAC): torchtitan's op-level selective activation checkpointing
   (v0.2.1 `_apply_op_sac`: inside each block keep the outputs of aten.mm except every second one,
   i.e. wq, wv, w1 (gate), w2 (down) of the order wq, wk, wv, wo, w1, w3, w2, the SDPA output and its
@@ -142,7 +148,8 @@ says `held_logits` explicitly.
 TOLERANCE = {"activations": 0.03, "peak": 0.05}
 
 
-def request_for(geo, precision, recompute, held_logits=True, lora=None, recompute_every=1, logits="loss"):
+def request_for(geo, precision, recompute, held_logits=True, lora=None, recompute_every=1, logits="loss",
+                data_parallel=False):
     if recompute in (False, True):
         recompute = "full" if recompute else "none"
     r = {
@@ -155,6 +162,8 @@ def request_for(geo, precision, recompute, held_logits=True, lora=None, recomput
     }
     if recompute_every != 1:
         r["recompute_every"] = recompute_every
+    if data_parallel:
+        r["num_gpus"] = 2  # a DDP job (the harness runs a world of one: the same buckets)
     if logits == "forward":
         r["logits_upcast"] = "forward"
     elif logits == "loss-nocopy":
@@ -234,7 +243,7 @@ def main():
     for name, geo, impl, attention, precision, options in runs:
         recompute = options.get("recompute", "none")
         held, lora, every = options.get("held_logits", True), options.get("lora"), options.get("recompute_every", 1)
-        logits = options.get("logits", "loss")
+        logits, data_parallel = options.get("logits", "loss"), options.get("ddp", False)
         key = f"{label(name, options)} | {impl} {attention} | {precision}"
         if recorded is not None:
             if key not in recorded["runs"]:
@@ -244,7 +253,7 @@ def main():
             try:
                 m = measure.measure(geo, precision, recompute, args.device, attention, hf=impl == "hf",
                                     held_logits=held, recompute_every=every, lora=lora, list_saved=args.list_saved,
-                                    logits=logits)
+                                    logits=logits, data_parallel=data_parallel)
             except Exception as e:  # e.g. a transformers release whose API moved: that row alone fails
                 failures += 1
                 print(f"FAIL {key}: could not measure: {type(e).__name__}: {e}", flush=True)
@@ -253,7 +262,7 @@ def main():
             measured_runs[key] = {k: v for k, v in m.items() if k != "saved_report"}
             print(f"measured {key}: peak {m['peak'] / 2**20:.3f} MiB", flush=True)
             continue
-        request = request_for(geo, precision, recompute, held, lora, every, logits)
+        request = request_for(geo, precision, recompute, held, lora, every, logits, data_parallel)
         if attention == "sdpa":
             request["attention"] = "flash"
         if args.device == "cuda":
@@ -297,7 +306,7 @@ def main():
         command = (f"--measured {args.measured} " if args.measured else "") + f"--write {args.write}"
         write_table(args.write, rows, args.device, recorded["seconds"] if recorded else time.time() - started, env,
                     command)
-    print(f"{len(rows) - failures} passed, {failures} failed")
+    print(f"{sum(r['ok'] for r in rows)} passed, {failures} failed")
     return 1 if failures else 0
 
 
@@ -328,6 +337,8 @@ def label(name, options):
         parts.append(f"recompute={options['recompute']}" + (f"/{every}" if every != 1 else ""))
     if not options.get("held_logits", True):
         parts.append("logits dropped")
+    if options.get("ddp"):
+        parts.append("DDP")
     if options.get("logits", "loss") != "loss":
         parts.append(f"upcast {options['logits']}")
     if options.get("lora"):
