@@ -255,6 +255,20 @@ out=$(sbatch --gpus=h100:8 --llm-hf-config="$here/../fixtures/hf/llama-3-70b.con
         --llm-zero=3 --llm-recompute=full --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"at seq 8192 needs"*"min_gpus_to_fit=$min64"* ]] && ok "--llm-hf-config geometry reaches job_submit" \
   || fail "--llm-hf-config" "rc=$rc" "$out"
+# --llm-framework-version: the transformers release decides the dtype a LoRA base loads in
+# (4.x: fp32, 5: the checkpoint's bf16); each verdict equals the CLI's, and they differ.
+declare -A min_release
+for release in 4.45 5.2; do
+  min_release[$release]=$("$trainfit" min-gpus --model llama3-70b --seq 4096 --framework hf --framework-version "$release" \
+    --adapter lora --recompute full --zero 3 --gpu h100 --gpus-per-node 64 2>/dev/null)
+  out=$(sbatch --gpus=h100:1 --llm-model=llama3-70b --llm-seq=4096 --llm-framework=hf --llm-framework-version="$release" \
+        --llm-spec=adapter=lora --llm-zero=3 --llm-recompute=full --wrap true 2>&1); rc=$?
+  [[ $rc -eq 1 && $out == *"min_gpus_to_fit=${min_release[$release]}"* ]] \
+    && ok "--llm-framework-version=$release reaches job_submit: min_gpus_to_fit=${min_release[$release]} as the CLI" \
+    || fail "--llm-framework-version=$release" "rc=$rc" "$out"
+done
+[[ ${min_release[4.45]} != "${min_release[5.2]}" ]] && ok "transformers 4.45 and 5.2 differ (fp32 vs bf16 LoRA base)" \
+  || fail "framework releases give the same answer" "${min_release[*]}"
 # --llm-config: a DeepSpeed file read in sbatch, its fields (framework included) carried to
 # job_submit as TRAINFIT_CONFIG; the verdict must equal the CLI's on the same file.
 ds_config="$here/../fixtures/frameworks/deepspeed_zero3_offload.json"

@@ -166,6 +166,7 @@ const std::vector<OptionSpec>& llm_options() {
       {"tp", "tensor_parallel", "N", "tensor-parallel size"},
       {"pp", "pipeline_parallel", "N", "pipeline-parallel size"},
       {"framework", "framework", "NAME", "training framework whose words the options use (hf, deepspeed, torchtune, torchtitan, megatron, litgpt, custom)"},
+      {"framework-version", "framework_version", "RELEASE", "the framework release the job runs, e.g. 4.45 (transformers); default: the newest modelled"},
       {"spec", "", "KEY=VAL[,KEY=VAL...]", "any trainfit request field (see 'trainfit fields')"},
       {"hf-config", "", "PATH", "Hugging Face config.json giving the geometry (read at submission)"},
       {"config", "", "FILE", "DeepSpeed .json, torchtune .yaml, torchtitan .toml or Megatron-LM arguments (read at submission)"},
