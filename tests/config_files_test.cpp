@@ -276,6 +276,31 @@ TEST(ConfigTorchtitan, PipelineHybridShardingAndGlobalBatch) {
   EXPECT_EQ(apply_global_batch(f, at96).error().code, ErrorCode::kInconsistent);
 }
 
+// What `compile` covers depends on the release: [compile] components (v0.2.0+, job_config.py
+// Compile, default ["model", "loss"]) or [training] compile (v0.1.x: components/loss.py
+// compiles the loss with the blocks).
+TEST(ConfigTorchtitan, WhatCompileCoversFollowsTheLayout) {
+  const std::string model = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+  Result<ConfigFile> old_layout = read_config_file_text(model + "[training]\ncompile = true\n", "job.toml");
+  ASSERT_TRUE(old_layout.ok()) << old_layout.error().message;
+  EXPECT_EQ(old_layout->request.compile, true);
+  EXPECT_EQ(old_layout->request.compile_loss, true);
+  EXPECT_EQ(old_layout->request.framework_version, "0.1.0");
+  ASSERT_EQ(old_layout->inferred.size(), 1u);
+  EXPECT_NE(old_layout->inferred[0].find("v0.1.x"), std::string::npos);
+
+  Result<ConfigFile> defaults = read_config_file_text(model + "[compile]\nenable = true\n", "job.toml");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_EQ(defaults->request.compile_loss, true);
+  EXPECT_TRUE(defaults->inferred.empty());
+
+  Result<ConfigFile> model_only =
+      read_config_file_text(model + "[compile]\nenable = true\ncomponents = [\"model\"]\n", "job.toml");
+  ASSERT_TRUE(model_only.ok()) << model_only.error().message;
+  EXPECT_EQ(model_only->request.compile, true);
+  EXPECT_EQ(model_only->request.compile_loss, false);
+}
+
 TEST(ConfigTorchtitan, ShardingFromTheDataParallelDegrees) {
   const auto sharding = [](const std::string& parallelism) {
     Result<ConfigFile> f = read_config_file_text("[parallelism]\n" + parallelism, "job.toml");

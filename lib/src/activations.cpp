@@ -243,7 +243,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
       case Loss::kStandard:  // log_softmax saves its output: Korthikanti's fp32 logits 4sbV/t
         // Compiled, the upcast, log-softmax and NLL fuse into one kernel that keeps its
         // input logits and one fp32 log-sum-exp per token (Inductor's fused CE).
-        a.logits_loss += c.compile ? A * T * V + 4.0 * T : softmax_bytes * loss_tokens * V;
+        a.logits_loss += c.compile_loss ? A * T * V + 4.0 * T : softmax_bytes * loss_tokens * V;
         break;
       case Loss::kChunked:  // per-chunk upcast + recompute: only the low-precision logits stay
         a.logits_loss += A * T * V;

@@ -188,7 +188,7 @@ void config_training(JsonWriter& w, const Config& c) {
   w.key("attention").string(to_string(c.attention)).key("ops").string(to_string(c.ops));
   w.key("loss").string(to_string(c.loss)).key("logits_fp32").boolean(c.logits_fp32);
   w.key("held_logits").boolean(c.held_logits).key("recompute_every").integer(c.recompute_every);
-  w.key("compile").boolean(c.compile).key("fp32_grads").boolean(c.fp32_grads);
+  w.key("compile").boolean(c.compile).key("compile_loss").boolean(c.compile_loss).key("fp32_grads").boolean(c.fp32_grads);
   w.key("adapter").string(to_string(c.adapter)).key("lora_rank").integer(c.lora_rank);
   w.key("lora_targets").string(c.adapter == Adapter::kNone ? "" : lora_modules_name(c.lora_modules));
   w.key("base_dtype").string(to_string(c.base_dtype)).key("lora_dtype").string(c.adapter_bytes == 4.0 ? "fp32" : "bf16");

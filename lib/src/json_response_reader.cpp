@@ -125,6 +125,7 @@ void read_config_training(const json& c, Config& out) {
   out.held_logits = flag(c, "held_logits");
   out.recompute_every = integer(c, "recompute_every");
   out.compile = flag(c, "compile");
+  out.compile_loss = c.value("compile_loss", out.compile);
   out.fp32_grads = flag(c, "fp32_grads");
   out.adapter = enum_named<Adapter>(text(c, "adapter"));
   out.lora_rank = integer(c, "lora_rank");

@@ -70,6 +70,7 @@ const std::vector<Row>& rows() {
       {{"recompute", "recompute", FieldKind::kString, "none|selective|full|op", "activation recomputation (selective: Megatron's core attention; op: torchtitan's op-level policy)"}, &Request::recompute},
       {{"recompute_every", "recompute-every", FieldKind::kInt, "integer >= 1", "checkpoint one layer in N (torchtitan selective N, torchtune ac_option)"}, &Request::recompute_every},
       {{"compile", "compile", FieldKind::kBool, "true|false", "torch.compile of the layers (fuses elementwise chains)"}, &Request::compile},
+      {{"compile_loss", "compile-loss", FieldKind::kBool, "true|false", "the loss compiled with the layers (a fused cross-entropy); default: as compile (torchtitan's [compile] components; before that section, [training] compile left the loss eager)"}, &Request::compile_loss},
       {{"attention", "attention", FieldKind::kString, "eager|flash", "attention kernel"}, &Request::attention},
       {{"ops", "ops", FieldKind::kString, "eager|fused", "layer implementation: eager PyTorch modules (HF transformers) or fused kernels (Megatron, Transformer Engine)"}, &Request::ops},
       {{"logits_fp32", "logits-fp32", FieldKind::kBool, "true|false", "logits upcast to fp32 for the loss"}, &Request::logits_fp32},

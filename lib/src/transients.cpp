@@ -77,7 +77,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
     switch (c.loss) {
       case Loss::kStandard:
-        if (c.compile) {
+        if (c.compile_loss) {
           // Fused CE: no intermediates in forward; backward writes the logits' gradient.
           if (c.held_logits) x.held_logits = A * T * V;
           x.loss_backward = A * T * V;

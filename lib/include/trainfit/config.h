@@ -95,6 +95,7 @@ struct Config {
   int64_t recompute_every = 1;   // the recompute mode applies to one layer in N (others keep all)
   bool held_logits = false;      // the loop keeps the model output (fp32 logits) through backward
   bool compile = false;          // torch.compile: fused elementwise chains save less
+  bool compile_loss = false;     // ... and the loss compiled too (a fused cross-entropy)
   Attention attention = Attention::kFlash;
   Ops ops = Ops::kEager;
   bool logits_fp32 = false;

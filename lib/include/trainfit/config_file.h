@@ -33,6 +33,7 @@ struct ConfigFile {
   std::vector<std::string> not_modelled;  // keys that affect memory which trainfit does not model
   std::vector<std::string> left_unset;    // values the file leaves to someone else ("auto", null)
   std::vector<std::string> unrecognised;  // keys trainfit does not know (a typo, or a newer release)
+  std::vector<std::string> inferred;      // what the file's layout says of the release, and what that sets
   std::optional<GlobalBatch> global_batch;
 };
 

@@ -62,6 +62,7 @@ struct Request {
   std::optional<bool> held_logits;     // the logits stay referenced through backward
   std::optional<int64_t> recompute_every;  // checkpoint one layer in N
   std::optional<bool> compile;         // torch.compile of the layers
+  std::optional<bool> compile_loss;    // the loss compiled too (default: as compile)
   std::optional<std::string> logits_upcast;  // loss | forward: where the fp32 upcast happens
   std::optional<bool> logits_shift_copy;     // the loss copies the shifted logits
   std::optional<bool> ddp_full_buckets;      // PyTorch DDP's buckets hold a full gradient copy

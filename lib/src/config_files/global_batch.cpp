@@ -73,6 +73,7 @@ std::vector<std::string> config_file_notes(const ConfigFile& file) {
     for (size_t i = 0; i < keys.size(); ++i) line += (i == 0 ? ": " : ", ") + keys[i];
     notes.push_back(line);
   };
+  for (const std::string& line : file.inferred) notes.push_back("from the file's layout: " + line);
   add("not modelled (affects memory)", file.not_modelled);
   add("left unset", file.left_unset);
   add("not recognised", file.unrecognised);

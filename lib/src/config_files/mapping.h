@@ -21,6 +21,7 @@ class Mapping {
   void not_modelled(const std::string& key, const std::string& value) { file_.not_modelled.push_back(key + "=" + value); }
   void left_unset(const std::string& key, const std::string& value) { file_.left_unset.push_back(key + "=" + value); }
   void unrecognised(const std::string& key) { file_.unrecognised.push_back(key); }
+  void inferred(const std::string& what) { file_.inferred.push_back(what); }
 
   // "<source>: key='value' is not valid; accepted: ..."
   Error invalid(const std::string& key, const std::string& value, const std::string& accepted) const;

@@ -35,8 +35,9 @@ struct Seen {
   std::string name, flavor;
   std::optional<std::string> dtype, mixed_param, ac_mode, ac_option, reshard;
   std::optional<int64_t> shard, replicate, pp, local_batch, pp_microbatch;
-  bool dp_keys = false, float8 = false, compile = false, compile_model = true;
+  bool dp_keys = false, float8 = false, compile = false, compile_model = true, compile_loss = true;
   std::optional<bool> compile_given;
+  bool compile_in_training = false;  // [training] compile: the layout before the [compile] section
 };
 
 class TorchtitanReader {
@@ -147,10 +148,11 @@ class TorchtitanReader {
       if (!ok) return ok;
       return m_.set(key, "offload_optimizer", text_of(value));
     }
-    if (leaf == "compile") {  // older releases: a bool in [training]
+    if (leaf == "compile") {  // older releases: a bool in [training], the blocks only
       bool on = false;
       Result<bool> ok = bool_of(key, value, &on);
       if (ok) seen_.compile_given = on;
+      seen_.compile_in_training = true;
       return ok;
     }
     if (leaf == "mixed_precision_reduce") {
@@ -230,9 +232,12 @@ class TorchtitanReader {
       if (ok) seen_.compile_given = on;
       return ok;
     }
-    if (leaf == "components" && value.is_array()) {
-      seen_.compile_model = false;
-      for (const Value& item : *value.as_array()) seen_.compile_model |= text_of(item) == "model";
+    if (leaf == "components" && value.is_array()) {  // default ["model", "loss"] (job_config.py Compile)
+      seen_.compile_model = seen_.compile_loss = false;
+      for (const Value& item : *value.as_array()) {
+        seen_.compile_model |= text_of(item) == "model";
+        seen_.compile_loss |= text_of(item) == "loss";
+      }
       return true;
     }
     m_.ignore(key);  // backend
@@ -281,8 +286,22 @@ class TorchtitanReader {
       Result<bool> ok = (this->*step)();
       if (!ok) return ok;
     }
-    if (seen_.compile_given) return m_.set("compile.enable", "compile", *seen_.compile_given && seen_.compile_model ? "true" : "false");
-    return true;
+    if (!seen_.compile_given) return true;
+    const bool on = *seen_.compile_given;
+    const char* key = seen_.compile_in_training ? "training.compile" : "compile.enable";
+    Result<bool> ok = m_.set(key, "compile", on && seen_.compile_model ? "true" : "false");
+    if (!ok) return ok;
+    if (seen_.compile_in_training) {
+      // v0.1.x (config_manager.py Training.compile; components/loss.py build_cross_entropy_loss
+      // compiles the loss with it since PR #1033, 2025-04-02); the [compile] section came in
+      // v0.2.0 (PR #1608).
+      m_.inferred("training.compile is torchtitan v0.1.x's layout (framework_version=0.1.0): the blocks and the loss "
+                  "compiled; a checkout before 2025-04-02 (PR #1033) compiled the blocks only: say compile_loss=false");
+      Result<bool> version = m_.set(key, "framework_version", "0.1.0");
+      if (!version) return version;
+      return m_.set(key, "compile_loss", on ? "true" : "false");
+    }
+    return m_.set("compile.components", "compile_loss", on && seen_.compile_loss ? "true" : "false");
   }
 
   // models/llama3/__init__.py llama3_args: flavors "8B", "70B", "405B" (and "debugmodel").

@@ -193,6 +193,11 @@ const char* newest_release(Framework f) {
 std::vector<Default> release_defaults(Framework f, const int release[3], const Request& r) {
   std::vector<Default> out;
   const bool adapter = r.adapter && lower(*r.adapter) == "lora";
+  if (f == Framework::kTorchtitan && before(release, 0, 1) && r.compile && *r.compile) {
+    // No release tag before v0.1.0: this is a checkout, e.g. the December 2024 benchmarks'.
+    out.push_back({"compile_loss", "false",
+                   "torchtitan before PR #1033 (2025-04-02): apply_compile wrapped the TransformerBlocks, the loss ran eagerly"});
+  }
   if (f == Framework::kHf) {
     if (before(release, 4, 46)) {
       out.push_back({"logits_upcast", "forward", "transformers < 4.46 modeling_llama.py LlamaForCausalLM.forward: logits.float()"});

@@ -115,6 +115,7 @@ Result<bool> resolve_activations(const Request& r, Config& c, Notes& notes) {
   if (r.ddp_full_buckets) c.ddp_full_buckets = *r.ddp_full_buckets;
   if (r.framework_version) c.framework_version = *r.framework_version;
   if (r.compile) c.compile = *r.compile;
+  c.compile_loss = r.compile_loss ? *r.compile_loss : c.compile;
   if (!take_int(r.recompute_every, "recompute_every", 1, 100000, &c.recompute_every, &e)) return e;
   if (r.recompute_every && *r.recompute_every > 1) {
     if (!r.recompute && !r.grad_ckpt) c.recompute = Recompute::kFull;  // "checkpoint one layer in N" means full
