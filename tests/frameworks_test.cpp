@@ -241,5 +241,31 @@ TEST(Ddp, BucketsAreAFullGradientCopy) {
   EXPECT_DOUBLE_EQ(capped.stage.transients.comm_buckets, 2.0 * 25 * 1024 * 1024);  // bucket_cap_mb=25, two in flight
 }
 
+
+TEST(Fsdp, CpuOffloadTakesTheOptimizerAlong) {
+  // FSDP's CPU offload: sharded parameters, gradients, and the optimizer built on them on the CPU.
+  const std::string spec = "model=llama3-8b,seq_length=2048,micro_batch=1,num_gpus=8,gpu=a100-80g,precision=bf16-amp,"
+                           "sharding=fsdp-full,offload_params=true";
+  const Config c = config_of(spec);
+  EXPECT_TRUE(c.offload_optimizer);
+  const Breakdown b = estimate(c);
+  EXPECT_DOUBLE_EQ(b.stage.states.total(), 0.0);
+  EXPECT_DOUBLE_EQ(b.stage.transients.optimizer_step, 0.0);
+  EXPECT_EQ(error_of(spec + ",offload_optimizer=false").field, "offload_optimizer");
+}
+
+TEST(Fsdp, Fsdp1KeepsTheRootUnitGathered) {
+  // Llama-3-8B's root unit: the embedding and the LM head (128256 x 4096 each) and the final
+  // norm (4096), gathered in bf16.
+  const std::string spec = "model=llama3-8b,seq_length=2048,micro_batch=1,num_gpus=8,gpu=a100-80g,precision=bf16-amp,"
+                           "sharding=fsdp-full";
+  const Breakdown v1 = estimate_of(spec + ",fsdp_version=1");
+  const Breakdown v2 = estimate_of(spec + ",fsdp_version=2");
+  EXPECT_DOUBLE_EQ(v1.stage.transients.fsdp_units_fwd - v2.stage.transients.fsdp_units_fwd, 2.0 * (2 * 128256.0 * 4096 + 4096));
+  EXPECT_EQ(config_of(spec + ",framework=hf").fsdp_version, 1);         // accelerate's default
+  EXPECT_EQ(config_of(spec + ",framework=torchtune").fsdp_version, 2);  // fully_shard
+  EXPECT_EQ(error_of(spec + ",fsdp_version=3").field, "fsdp_version");
+}
+
 }  // namespace
 }  // namespace trainfit::testing

@@ -149,6 +149,7 @@ void read_config_training(const json& c, Config& out) {
 }
 
 void read_config_layout(const json& c, Config& out) {
+  out.fsdp_version = static_cast<int>(c.value("fsdp_version", int64_t{2}));
   out.tp = integer(c, "tensor_parallel");
   out.pp = integer(c, "pipeline_parallel");
   out.vpp = integer(c, "virtual_pipeline");

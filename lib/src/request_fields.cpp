@@ -98,6 +98,7 @@ const std::vector<Row>& rows() {
       {{"num_microbatches", "microbatches", FieldKind::kInt, "integer >= 1", "micro-batches per step (gradient accumulation / pipeline)"}, &Request::num_microbatches},
       {{"report_stage", "report-stage", FieldKind::kString, "critical|first|last", "pipeline stage breakdown.measures describe (Megatron logs the last rank's; the fit uses the critical one)"}, &Request::report_stage},
       {{"sharding", "sharding", FieldKind::kString, "zero|fsdp-full|fsdp-grad-op|fsdp-hybrid", "sharding implementation"}, &Request::sharding},
+      {{"fsdp_version", "fsdp-version", FieldKind::kInt, "1|2", "FSDP1 (FullyShardedDataParallel: the root unit stays gathered) or FSDP2 (fully_shard); default by framework"}, &Request::fsdp_version},
       {{"gpus_per_node", "gpus-per-node", FieldKind::kInt, "integer >= 1", "GPUs per node (min_gpus_to_fit uses whole nodes beyond one)"}, &Request::gpus_per_node},
       // hardware
       {{"gpu", "gpu", FieldKind::kString, "a catalog name (trainfit gpus)", "GPU type; sets the capacity"}, &Request::gpu},

@@ -39,6 +39,16 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     // largest layer; llm-analysis max(fwd_prefetch, bwd_prefetch)).
     x.fsdp_units_fwd = 2.0 * unit_bytes;
     x.fsdp_units_bwd = 2.0 * unit_bytes + b.grad * p.largest_unit;
+    // FSDP1 does not reshard the root unit after forward (its parameters outside the wrapped
+    // blocks: embedding, final norm, LM head), so it stays gathered through the step
+    // (torch/distributed/fsdp/_runtime_utils.py: the root is not resharded after forward);
+    // with CPU offload each unit's shard is also copied to the GPU before its all-gather.
+    if (c.fsdp_version == 1 && c.sharding != Sharding::kZero) {
+      const double root = gathered * (p.embedding + p.head);
+      const double shard = c.offload_params ? unit_bytes / static_cast<double>(dense_shard_group(c)) : 0.0;
+      x.fsdp_units_fwd += root + shard;
+      x.fsdp_units_bwd += root + shard;
+    }
   } else if (c.sharding == Sharding::kFsdpGradOp) {
     // SHARD_GRAD_OP: parameters stay unsharded from forward through backward.
     x.fsdp_units_fwd = gathered * all;

@@ -117,6 +117,7 @@ struct Config {
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
   bool sp = false;
   Sharding sharding = Sharding::kZero;
+  int fsdp_version = 2;  // 1: FullyShardedDataParallel, 2: fully_shard
   int zero_stage = 0;
   int64_t gpus_per_node = 0;  // 0 = not given
   ReportStage report_stage = ReportStage::kCritical;

@@ -85,6 +85,7 @@ struct Request {
   std::optional<int64_t> num_microbatches;
   std::optional<std::string> report_stage;  // critical | first | last: the stage `measures` describe
   std::optional<std::string> sharding;
+  std::optional<int64_t> fsdp_version;       // 1 (FullyShardedDataParallel) | 2 (fully_shard)
   std::optional<int64_t> gpus_per_node;
   // --- hardware ---
   std::optional<std::string> gpu;

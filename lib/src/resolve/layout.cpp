@@ -42,6 +42,13 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
     }
     c.zero_stage = implied;
   }
+  // FSDP1 where the framework wraps with FullyShardedDataParallel (accelerate's default
+  // fsdp_version 1; Lightning's FSDPStrategy); FSDP2 fully_shard in torchtitan and torchtune.
+  c.fsdp_version = c.framework == Framework::kHf || c.framework == Framework::kLitgpt ? 1 : 2;
+  if (r.fsdp_version) {
+    if (*r.fsdp_version != 1 && *r.fsdp_version != 2) return invalid("fsdp_version", std::to_string(*r.fsdp_version), "1|2");
+    c.fsdp_version = static_cast<int>(*r.fsdp_version);
+  }
   if (c.sharding == Sharding::kFsdpHybrid && c.gpus_per_node == 0) {
     notes.push_back("fsdp-hybrid shards within 8-GPU nodes (gpus_per_node not given)");
   }
@@ -97,6 +104,17 @@ Result<bool> resolve_hardware(const Request& r, Config& c, Notes& notes) {
   if (c.offload_params && c.zero_stage != 3) {
     return make_error(ErrorCode::kInconsistent, "offload_params",
                       "offload_params=true needs parameter sharding: zero_stage=3 or sharding=fsdp-full|fsdp-hybrid");
+  }
+  // FSDP's CPU offload keeps the sharded parameters on the CPU, so the optimizer built on
+  // them keeps its states there and steps there (FSDP1 CPUOffload(offload_params=True);
+  // FSDP2 CPUOffloadPolicy: "the optimizer step runs on CPU").
+  if (c.offload_params && c.sharding != Sharding::kZero && !c.offload_optimizer) {
+    if (r.offload_optimizer) {
+      return make_error(ErrorCode::kInconsistent, "offload_optimizer",
+                        "offload_optimizer=false contradicts FSDP's offload_params=true (its optimizer steps on the CPU)");
+    }
+    c.offload_optimizer = true;
+    notes.push_back("offload_optimizer=true (FSDP CPU offload: the optimizer states and step live with the CPU parameters)");
   }
 
   return true;
