@@ -105,9 +105,9 @@ Breakdown estimate_with(const Config& c, const SharedParts& parts) {
   }
   b.params_on_gpu = b.stage.params;
   b.host_offload_per_gpu = host;
-  b.overheads = model::overheads(c, b.stage.tensor_peak);
+  b.overheads = model::overheads(c, b.stage.tensor_peak, b.stage.transients.loss_forward);
   b.per_gpu_total = b.stage.tensor_peak + b.overheads.total();
-  const Overheads reported = reported_peak == b.stage.tensor_peak ? b.overheads : model::overheads(c, reported_peak);
+  const Overheads reported = reported_peak == b.stage.tensor_peak ? b.overheads : model::overheads(c, reported_peak, b.stage.transients.loss_forward);
   b.measures.max_memory_allocated = reported_peak + reported.workspaces;
   b.measures.max_memory_reserved = reported_peak + reported.workspaces + reported.allocator;
   b.measures.nvidia_smi = reported_peak + reported.total();

@@ -86,7 +86,9 @@ Activations stage_activations(const Config& c, const StageParams& p);
 
 // Phase-local buffers and fixed overheads (transients.cpp).
 Transients stage_transients(const Config& c, const StageParams& p);
-Overheads overheads(const Config& c, double tensor_peak);
+// reserve_floor: the largest one-off transient (the loss' forward buffers), which the caching
+// allocator keeps cached beside the peak's blocks.
+Overheads overheads(const Config& c, double tensor_peak, double reserve_floor);
 
 // Bytes per activation element: fp32 runs store 4, the rest 2 (FP8 GEMM inputs: 1).
 inline double act_bytes(const Config& c) { return c.precision == Precision::kFp32 ? 4.0 : 2.0; }
