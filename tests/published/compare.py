@@ -2,9 +2,11 @@
 """Holds trainfit to peak-memory figures measured on real GPUs and published by others.
 
 Each tests/published/*.json case carries the figure, its kind (allocated, reserved,
-nvidia-smi), and the job in its framework's own words. This script asks
-`trainfit estimate --request` for each and compares the matching breakdown.measures
-figure. Cases whose configuration is fully known must land within +-10%.
+nvidia-smi), the job in its framework's own words and the strength of the evidence. This
+script asks `trainfit estimate --request` for each and compares the matching
+breakdown.measures figure. Every case is judged, with a tolerance set by its strength:
+strong +-5%, medium +-10%, weak +-20%. A case outside it fails unless its file says why
+(`known_miss`); a known miss that comes within its tolerance fails too (the file must say so).
 
   /usr/bin/python3 tests/published/compare.py --trainfit build/cli/trainfit
   /usr/bin/python3 tests/published/compare.py --trainfit build/cli/trainfit --markdown   # the docs table
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-TOLERANCE = 0.10
+TOLERANCE = {"strong": 0.05, "medium": 0.10, "weak": 0.20}
 UNIT_BYTES = {"GiB": 2**30, "GB": 1e9, "MiB": 2**20, "MB": 1e6, "bytes": 1}
 MEASURE = {"max_memory_allocated": "max_memory_allocated_gb", "max_memory_reserved": "max_memory_reserved_gb",
            "nvidia_smi": "nvidia_smi_gb"}
@@ -37,19 +39,11 @@ def predicted_gib(trainfit, request):
     return json.loads(out.stdout)
 
 
-def held_to_tolerance(case):
-    """A fully known configuration, a one-step figure, and the software versions trainfit
-    models (scope "run": a whole-run peak that includes e.g. model loading; other_version:
-    a library that has since changed what it keeps)."""
-    return case["config_fully_known"] and case.get("scope", "step") == "step" and "other_version" not in case
-
-
-def why_not_held(case):
-    if not case["config_fully_known"]:
-        return "no: config partly assumed"
-    if case.get("scope", "step") != "step":
-        return "no: whole-run peak"
-    return "no: older library version"
+def tolerance(case):
+    strength = case.get("strength")
+    if strength not in TOLERANCE:
+        raise ValueError(f"{case['id']}: strength {strength!r}; accepted: strong|medium|weak")
+    return TOLERANCE[strength]
 
 
 def load_cases(directory):
@@ -75,30 +69,34 @@ def main():
         except RuntimeError as e:
             failures.append(f"{case['id']}: trainfit refused the request: {e}")
             continue
-        measures = response["breakdown"]["measures"]
-        predicted = measures[MEASURE[case["kind"]]]
+        predicted = response["breakdown"]["measures"][MEASURE[case["kind"]]]
         error = predicted / published - 1.0
-        gated = held_to_tolerance(case)
-        rows.append((case, published, predicted, error))
-        if gated and abs(error) > TOLERANCE:
+        within = abs(error) <= tolerance(case)
+        rows.append((case, published, predicted, error, within))
+        if not within and "known_miss" not in case:
             failures.append(f"{case['id']}: predicted {predicted:.2f} GiB vs published {published:.2f} GiB "
-                            f"({error:+.1%}, tolerance +-{TOLERANCE:.0%})")
+                            f"({error:+.1%}, {case['strength']}: +-{tolerance(case):.0%})")
+        if within and "known_miss" in case:
+            failures.append(f"{case['id']}: {error:+.1%} is within +-{tolerance(case):.0%} now; drop its known_miss")
 
     if args.markdown:
-        print("| case | framework | kind | published GiB | trainfit GiB | error | held to ±10% |")
-        print("|---|---|---|---|---|---|---|")
-        for case, published, predicted, error in rows:
-            why = "yes" if held_to_tolerance(case) else why_not_held(case)
-            print(f"| {case['id']} | {case['framework']} | {case['kind']} | {published:.2f} | {predicted:.2f} | "
-                  f"{error:+.1%} | {why} |")
+        print("| case | framework | kind | strength | published GiB | trainfit GiB | error | judged |")
+        print("|---|---|---|---|---|---|---|---|")
+        for case, published, predicted, error, within in rows:
+            verdict = f"within ±{tolerance(case):.0%}" if within else "miss: " + case.get("known_miss", "")
+            print(f"| {case['id']} | {case['framework']} | {case['kind']} | {case['strength']} | {published:.2f} | "
+                  f"{predicted:.2f} | {error:+.1%} | {verdict} |")
     else:
-        for case, published, predicted, error in rows:
-            mark = "" if held_to_tolerance(case) else " (" + why_not_held(case)[4:] + ")"
-            print(f"{case['id']:55s} {published:8.2f} {predicted:8.2f} {error:+7.1%}{mark}")
-    known = [r for r in rows if held_to_tolerance(r[0])]
-    if known and not args.markdown:
-        worst = max(abs(r[3]) for r in known)
-        print(f"{len(rows)} cases, {len(known)} held to +-{TOLERANCE:.0%}; worst of those {worst:.1%}")
+        for case, published, predicted, error, within in rows:
+            mark = "" if within else "  (known miss)" if "known_miss" in case else "  FAIL"
+            print(f"{case['id']:55s} {case['strength']:6s} {published:8.2f} {predicted:8.2f} {error:+7.1%}{mark}")
+    if rows:
+        errors = sorted(abs(r[3]) for r in rows)
+        median = errors[len(errors) // 2] if len(errors) % 2 else (errors[len(errors) // 2 - 1] + errors[len(errors) // 2]) / 2
+        inside = sum(1 for r in rows if abs(r[3]) <= 0.10)
+        summary = (f"{len(rows)} cases: {sum(r[4] for r in rows)} within their strength's tolerance; "
+                   f"{inside} within +-10% ({inside / len(rows):.0%}); median |error| {median:.1%}")
+        print(summary if not args.markdown else "\n" + summary + ".")
     for line in failures:
         print("FAIL " + line, file=sys.stderr)
     return 1 if failures else 0
