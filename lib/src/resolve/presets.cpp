@@ -178,7 +178,7 @@ bool before(const int release[3], int major, int minor) {
 const char* newest_release(Framework f) {
   switch (f) {
     case Framework::kHf: return "5.17";  // transformers, measured on an H200 (tests/fidelity/gpu)
-    case Framework::kTorchtitan: return "0.2.1";
+    case Framework::kTorchtitan: return "0.2.2";  // its defaults read at v0.1.0, v0.2.0, v0.2.1, v0.2.2
     case Framework::kMegatron: return "0.15.0";
     case Framework::kTorchtune: return "0.6.1";
     case Framework::kDeepSpeed: return "0.16.4";
