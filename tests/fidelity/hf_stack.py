@@ -55,6 +55,17 @@ CASES = [
          lora=dict(r=16, targets=ALL_LINEAR), checkpointing=True),
 ]
 
+# Steps of varying length (dynamic padding): the caching allocator's reserve as new shapes
+# arrive. `seqs` is the order of the steps' lengths; the last pass through it is measured.
+VARYING = [
+    dict(name="lora all-linear, bf16 base, autocast, lengths 256-1024", base="bf16", autocast=True,
+         lora=dict(r=16, targets=ALL_LINEAR), seqs=[256, 1024, 512, 768, 384, 896, 640, 1024]),
+    dict(name="full, bf16 base, lengths 256-1024", base="bf16", autocast=False,
+         seqs=[256, 1024, 512, 768, 384, 896, 640, 1024]),
+    dict(name="lora all-linear, bf16 base, autocast, rising lengths", base="bf16", autocast=True,
+         lora=dict(r=16, targets=ALL_LINEAR), seqs=[128, 256, 384, 512, 640, 768, 896, 1024]),
+]
+
 
 def run_case(case):
     """One case, in this process: three steps, the last one measured."""
@@ -93,23 +104,29 @@ def run_case(case):
                                                           gradient_as_bucket_view=case["ddp"])
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=1e-5)
-    ids = torch.randint(0, g["vocab"], (g["batch"], g["seq"]), device="cuda")
+    seqs = case.get("seqs", [g["seq"]])
+    batches = [torch.randint(0, g["vocab"], (g["batch"], n), device="cuda") for n in seqs]
 
-    def step():
+    def step(ids):
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=case["autocast"]):
             loss = model(input_ids=ids, labels=ids, use_cache=False).loss  # the output is dropped here
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
+    def one_pass():
+        for ids in batches:
+            step(ids)
+
     for _ in range(2):
-        step()
+        one_pass()
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
-    step()
+    one_pass()
     torch.cuda.synchronize()
     out = dict(case=case, versions=versions, allocated_before_step=before,
+               reserved_after=torch.cuda.memory_reserved(),
                peak_allocated=torch.cuda.max_memory_allocated(), peak_reserved=torch.cuda.max_memory_reserved(),
                trainable=sum(p.numel() for p in params),
                parameter_bytes=sum(p.numel() * p.element_size() for p in model.parameters()))
@@ -126,9 +143,9 @@ def run_case(case):
     return out
 
 
-def measure_all(path):
+def measure_all(path, cases):
     results, started = [], time.time()
-    for case in CASES:
+    for case in cases:
         proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(case)], capture_output=True, text=True,
                               timeout=300)
         if proc.returncode != 0:
@@ -229,6 +246,7 @@ def write_table(path, recorded, rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--measure", metavar="FILE")
+    parser.add_argument("--varying", action="store_true", help="with --measure: the varying-length cases")
     parser.add_argument("--judge", metavar="FILE", help="compare trainfit with measurements written by --measure")
     parser.add_argument("--trainfit", help="the trainfit binary (with --judge)")
     parser.add_argument("--write", metavar="MD", help="with --judge: write the table here")
@@ -240,7 +258,7 @@ def main():
         print(json.dumps(run_case(json.loads(args.one))))
         return 0
     if args.measure:
-        measure_all(args.measure)
+        measure_all(args.measure, VARYING if args.varying else CASES)
         return 0
     if args.judge and args.trainfit:
         return judge(args.judge, args.trainfit, args.write, args.known_miss)
