@@ -204,7 +204,7 @@ TEST(LoraTargets, ModulesToSaveTrainACopyInTheBaseDtype) {
 TEST(LoraTargets, QuantizedBasesCountTheirPackedBytes) {
   // GPTQ/AWQ 4-bit, group 128, fp16 scale + 4-bit zero: (4 + 20/128) / 8 bytes per layer weight.
   const Config c = config_of(kSmallLlama + ",base_dtype=gptq");
-  const Breakdown nf4 = estimate_of(kSmallLlama + ",adapter=qlora,base_dtype=nf4");
+  const Breakdown nf4 = estimate_of(kSmallLlama + ",adapter=qlora,base_dtype=nf4,kbit_fp32_rest=false");
   const Breakdown gptq = estimate(c);
   const double layer_linear = 4.0 * (1024.0 * (1024 + 256 + 256 + 1024) + 3.0 * 1024 * 2816);
   const double nf4_bytes = (4.0 + 8.0 / 64 + 32.0 / (64 * 256)) / 8;
@@ -265,6 +265,25 @@ TEST(Fsdp, Fsdp1KeepsTheRootUnitGathered) {
   EXPECT_EQ(config_of(spec + ",framework=hf").fsdp_version, 1);         // accelerate's default
   EXPECT_EQ(config_of(spec + ",framework=torchtune").fsdp_version, 2);  // fully_shard
   EXPECT_EQ(error_of(spec + ",fsdp_version=3").field, "fsdp_version");
+}
+
+TEST(Qlora, PrepareForKbitTrainingMakesTheRestFp32) {
+  // PEFT prepare_model_for_kbit_training (peft/utils/other.py) casts every parameter that is not
+  // 4-bit to fp32: Llama-2-7B's embedding and LM head (32000 x 4096 each), its 65 norms (4096
+  // each) then take 4 bytes, and the residual stream they produce is fp32, so a checkpointed
+  // layer keeps an fp32 input: 4 x 4096 bytes a token.
+  const std::string spec = "model=llama2-7b,seq_length=2048,micro_batch=1,num_gpus=1,gpu=a100,framework=hf,"
+                           "adapter=qlora,recompute=full";
+  const Config c = config_of(spec);
+  EXPECT_TRUE(c.kbit_fp32_rest);
+  const Breakdown fp32_rest = estimate(c);
+  const Breakdown bf16_rest = estimate_of(spec + ",kbit_fp32_rest=false");
+  const double rest = 2.0 * 32000 * 4096 + 65.0 * 4096;
+  EXPECT_DOUBLE_EQ(fp32_rest.stage.states.weights - bf16_rest.stage.states.weights, 2.0 * rest);
+  EXPECT_DOUBLE_EQ(fp32_rest.stage.activations.per_layer, 4.0 * 2048 * 4096);
+  // TRL leaves sharded QLoRA (FSDP) alone: its flat parameters keep one dtype.
+  EXPECT_FALSE(config_of(spec + ",num_gpus=2,sharding=fsdp-full").kbit_fp32_rest);
+  EXPECT_EQ(error_of("model=llama2-7b,kbit_fp32_rest=true").field, "kbit_fp32_rest");
 }
 
 }  // namespace

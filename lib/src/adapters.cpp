@@ -50,7 +50,7 @@ void base_bytes(const Config& c, double* linear, double* rest) {
     case BaseDtype::kFp32: *linear = *rest = 4.0; return;
     case BaseDtype::kBf16:
     case BaseDtype::kFp16: *linear = *rest = 2.0; return;
-    case BaseDtype::kNf4: *linear = kNf4BytesPerParam; *rest = 2.0; return;
+    case BaseDtype::kNf4: *linear = kNf4BytesPerParam; *rest = c.kbit_fp32_rest ? 4.0 : 2.0; return;
     case BaseDtype::kGptq:
     case BaseDtype::kAwq: *linear = kInt4G128BytesPerParam; *rest = 2.0; return;
     case BaseDtype::kFollow: break;

@@ -99,6 +99,8 @@ bool weights_sharded(const Config& c);
 // adds and norms in fp32); ZeRO-3/FSDP mixed precision gathers bf16 parameters,
 // so the whole forward, residual included, runs in bf16 (FSDP2 MixedPrecisionPolicy).
 inline double residual_bytes(const Config& c) {
+  // fp32 embeddings and norms (QLoRA's prepare_model_for_kbit_training) make the stream fp32.
+  if (c.kbit_fp32_rest) return 4.0;
   if (c.precision == Precision::kFp32) return 4.0;
   if (c.precision == Precision::kBf16Amp && !weights_sharded(c)) return 4.0;
   return act_bytes(c);

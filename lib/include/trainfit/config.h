@@ -113,6 +113,7 @@ struct Config {
   bool adapter_autocast = false;  // a 16-bit base under torch.autocast: adapter matmuls run in 16-bit
   bool dora = false;              // DoRA: magnitude vectors, and each target's base output saved
   uint32_t modules_to_save = 0;   // kLoraEmbedding | kLoraLmHead trained in full (PEFT modules_to_save)
+  bool kbit_fp32_rest = false;    // QLoRA: the unquantized parameters in fp32 (prepare_model_for_kbit_training)
   // Parallelism
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
   bool sp = false;

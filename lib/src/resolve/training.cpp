@@ -137,7 +137,7 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   if (c.adapter == Adapter::kNone) {
     const char* stray = r.lora_rank ? "lora_rank" : r.lora_targets ? "lora_targets" : r.lora_dropout ? "lora_dropout"
                         : r.base_dtype ? "base_dtype" : r.lora_dtype ? "lora_dtype" : r.dora ? "dora"
-                        : r.modules_to_save ? "modules_to_save" : nullptr;
+                        : r.modules_to_save ? "modules_to_save" : r.kbit_fp32_rest ? "kbit_fp32_rest" : nullptr;
     if (stray != nullptr) {
       return make_error(ErrorCode::kInconsistent, stray,
                         std::string(stray) + " is given but adapter is not lora|qlora; set adapter=lora (or qlora)");
@@ -163,6 +163,16 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
     c.modules_to_save = *modules;
   }
   if (r.dora) c.dora = *r.dora;
+  // PEFT's prepare_model_for_kbit_training (peft/utils/other.py) casts every 16-bit parameter
+  // that is not 4-bit to fp32; HF's QLoRA recipes call it, except TRL for sharded (FSDP) QLoRA,
+  // whose flat parameters must keep one dtype (trl sft_trainer.py: not is_sharded_qlora).
+  c.kbit_fp32_rest = c.adapter == Adapter::kQlora && c.framework == Framework::kHf && !r.sharding && !r.zero_stage;
+  if (r.kbit_fp32_rest) {
+    if (*r.kbit_fp32_rest && c.adapter != Adapter::kQlora) {
+      return make_error(ErrorCode::kInconsistent, "kbit_fp32_rest", "kbit_fp32_rest=true applies to a 4-bit base: set adapter=qlora");
+    }
+    c.kbit_fp32_rest = *r.kbit_fp32_rest;
+  }
   if (r.lora_dropout) {
     if (!(*r.lora_dropout >= 0.0 && *r.lora_dropout < 1.0)) {
       return invalid("lora_dropout", num(*r.lora_dropout), "number from 0 to below 1");
