@@ -241,7 +241,6 @@ TEST(Ddp, BucketsAreAFullGradientCopy) {
   EXPECT_DOUBLE_EQ(capped.stage.transients.comm_buckets, 2.0 * 25 * 1024 * 1024);  // bucket_cap_mb=25, two in flight
 }
 
-
 TEST(Fsdp, CpuOffloadTakesTheOptimizerAlong) {
   // FSDP's CPU offload: sharded parameters, gradients, and the optimizer built on them on the CPU.
   const std::string spec = "model=llama3-8b,seq_length=2048,micro_batch=1,num_gpus=8,gpu=a100-80g,precision=bf16-amp,"
