@@ -66,7 +66,8 @@ AdapterShape adapter_shape(const Config& c) {
   if (c.adapter == Adapter::kNone) return s;
   const double r = static_cast<double>(c.lora_rank);
   bool seen[4] = {false, false, false, false};
-  for (const Linear& l : targets(c)) {
+  const std::vector<Linear> linears = targets(c);
+  for (const Linear& l : linears) {
     s.params_per_layer += r * (l.in + l.out);  // A: r x in, B: out x r
     if (c.dora) s.params_per_layer += l.out;    // DoRA's magnitude vector (peft tuners/lora/dora.py)
     s.inputs_per_token += l.in;
@@ -75,7 +76,7 @@ AdapterShape adapter_shape(const Config& c) {
     if (!first) s.distinct_inputs_per_token += l.in;
     first = true;
   }
-  s.targets = static_cast<double>(targets(c).size());
+  s.targets = static_cast<double>(linears.size());
   // LoRA on the embedding (PEFT lora.Embedding: A r x vocab, B hidden x r) or the LM head.
   const double V = static_cast<double>(c.geo.vocab), h = static_cast<double>(c.geo.hidden);
   if (c.lora_modules & kLoraEmbedding) s.params_embedding += r * (V + h);
@@ -87,20 +88,19 @@ AdapterShape adapter_shape(const Config& c) {
   return s;
 }
 
-double adapter_trainable(const Config& c, const StageParams& p) {
-  const AdapterShape shape = adapter_shape(c);
+double adapter_trainable(const AdapterShape& shape, const StageParams& p) {
   return shape.params_per_layer * static_cast<double>(p.layers) + (p.first ? shape.params_embedding : 0.0) +
          (p.last ? shape.params_head : 0.0);
 }
 
-double modules_saved(const Config& c, const StageParams& p) {
-  const AdapterShape shape = adapter_shape(c);
+double modules_saved(const AdapterShape& shape, const StageParams& p) {
   return (p.first ? shape.saved_embedding : 0.0) + (p.last ? shape.saved_head : 0.0);
 }
 
 ModelStates adapter_states(const Config& c, const StageParams& p) {
-  const double trainable = adapter_trainable(c, p);
-  const double saved = modules_saved(c, p);
+  const AdapterShape shape = adapter_shape(c);
+  const double trainable = adapter_trainable(shape, p);
+  const double saved = modules_saved(shape, p);
   double linear_bytes = 0, rest_bytes = 0;
   base_bytes(c, &linear_bytes, &rest_bytes);
   const double base = (p.dense + p.experts - p.layer_linear) * rest_bytes + p.layer_linear * linear_bytes;

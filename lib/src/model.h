@@ -71,8 +71,8 @@ struct AdapterShape {
 };
 AdapterShape adapter_shape(const Config& c);
 ModelStates adapter_states(const Config& c, const StageParams& p);  // replaces the full-training states
-double adapter_trainable(const Config& c, const StageParams& p);     // adapter parameters on this stage
-double modules_saved(const Config& c, const StageParams& p);         // modules_to_save parameters on this stage
+double adapter_trainable(const AdapterShape& shape, const StageParams& p);  // adapter parameters on this stage
+double modules_saved(const AdapterShape& shape, const StageParams& p);      // modules_to_save parameters on this stage
 double adapter_activation_bytes(const Config& c);                   // one layer, one micro-batch
 
 // Saved activations (activations.cpp).

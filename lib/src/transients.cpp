@@ -144,9 +144,11 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   }
 
   // Trainable parameters on this rank: the adapters only, when the base is frozen.
-  const double trainable = c.adapter != Adapter::kNone
-                               ? adapter_trainable(c, p) + modules_saved(c, p)
-                               : p.dense + p.experts;
+  double trainable = p.dense + p.experts;
+  if (c.adapter != Adapter::kNone) {
+    const AdapterShape shape = adapter_shape(c);
+    trainable = adapter_trainable(shape, p) + modules_saved(shape, p);
+  }
   if (c.adapter != Adapter::kNone) x.fsdp_units_bwd = x.fsdp_units_fwd;  // a frozen unit has no gradient
 
   // Gradient communication buckets.

@@ -28,8 +28,8 @@ enum class Recompute { kNone, kSelective, kFull, kOp };
 enum class Framework { kGeneric, kHf, kDeepSpeed, kTorchtune, kTorchtitan, kMegatron, kLitgpt, kCustom };
 // Parameter-efficient fine-tuning: low-rank adapters on a frozen base (4-bit NF4 for QLoRA).
 enum class Adapter { kNone, kLora, kQlora };
-enum class LoraTargets { kQv, kAttention, kAllLinear };
-// LoRA target modules (PEFT target_modules), one bit each; the shorthands above are unions.
+// LoRA target modules (PEFT target_modules), one bit each; qv, attention and all-linear are
+// unions of them (lora_modules.cpp).
 enum LoraModule : uint32_t {
   kLoraQ = 1u << 0, kLoraK = 1u << 1, kLoraV = 1u << 2, kLoraO = 1u << 3,
   kLoraGate = 1u << 4, kLoraUp = 1u << 5, kLoraDown = 1u << 6,
@@ -150,7 +150,6 @@ TRAINFIT_API const char* to_string(OptimizerImpl value);
 TRAINFIT_API const char* to_string(Recompute value);
 TRAINFIT_API const char* to_string(Framework value);
 TRAINFIT_API const char* to_string(Adapter value);
-TRAINFIT_API const char* to_string(LoraTargets value);
 TRAINFIT_API const char* to_string(BaseDtype value);
 // "q,k,v" / "q+v" / PEFT module names / a shorthand -> LoraModule bits; errors name the field.
 TRAINFIT_API Result<uint32_t> parse_lora_modules(const std::string& text, const char* field);

@@ -64,9 +64,6 @@ const char* to_string(Framework v) {
   return "?";
 }
 const char* to_string(Adapter v) { return v == Adapter::kNone ? "none" : v == Adapter::kLora ? "lora" : "qlora"; }
-const char* to_string(LoraTargets v) {
-  return v == LoraTargets::kQv ? "qv" : v == LoraTargets::kAttention ? "attention" : "all-linear";
-}
 
 const char* to_string(BaseDtype v) {
   switch (v) {
