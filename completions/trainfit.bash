@@ -35,7 +35,8 @@ _trainfit_flag_help() {
   local bin=$1 command=$2 flag=$3
   "$bin" "$command" --help 2>/dev/null | awk -v flag="$flag" '
     /^  -/ { if (found) exit; n = split($0, w, " "); for (i = 1; i <= n; i++) if (w[i] == flag) { found = 1; line = $0; next } }
-    found && /^   +[^ ]/ { line = line " " $0; next }
+    # A value list "[a|b|...]" longer than the column is cut mid-word: join it without a space.
+    found && /^   +[^ ]/ { s = $0; sub(/^ +/, "", s); line = line (line ~ /\[[^] ]*$/ ? "" : " ") s; next }
     found { exit }
     END { if (found) print line }'
 }

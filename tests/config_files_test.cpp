@@ -655,5 +655,24 @@ TEST(ConfigFileAnnotation, ACommentCannotCarryAFile) {
   EXPECT_NE(read.error().message.find("--llm-config"), std::string::npos) << read.error().message;
 }
 
+// A key that first appears in a DeepSpeed release bounds the release from below (keys read at
+// each tag's zero/config.py and precision_config.py): zeropp_loco_param v0.16.2,
+// bf16_optimizer_states v0.18.3; the newest such key decides.
+TEST(ConfigDeepSpeed, NewKeysBoundTheReleaseFromBelow) {
+  Result<ConfigFile> plain = read_config_file_text(R"({"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}})", "ds.json");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->release_at_least, "");
+  EXPECT_TRUE(plain->inferred.empty());
+  Result<ConfigFile> newer = read_config_file_text(
+      R"({"bf16": {"enabled": true, "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true},
+          "zero_optimization": {"stage": 2, "zeropp_loco_param": {}}})",
+      "ds.json");
+  ASSERT_TRUE(newer.ok()) << newer.error().message;
+  EXPECT_EQ(newer->release_at_least, "0.18.3");
+  EXPECT_EQ(newer->inferred.size(), 1u);
+  EXPECT_EQ(newer->not_modelled.size(), 3u);  // bf16 masters, bf16 states, LoCo
+  EXPECT_TRUE(newer->unrecognised.empty());
+}
+
 }  // namespace
 }  // namespace trainfit

@@ -25,9 +25,10 @@ TEST(Frameworks, PrecisionWordsMeanWhatTheFrameworkMeans) {
   // are activations).
   EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=hf,precision=bf16").bytes_per_param, 16.0);
   // DeepSpeed bf16 with ZeRO: bf16 params and grads + fp32 master + Adam = 2+2+4+8 (ZeRO paper K=12);
-  // without ZeRO the BF16_Optimizer accumulates fp32 grads: 18.
+  // without ZeRO, before v0.17.6, the BF16_Optimizer accumulates fp32 grads: 18.
   EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=deepspeed,precision=bf16,zero_stage=1").bytes_per_param, 16.0);
-  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=deepspeed,precision=bf16,zero_stage=0").bytes_per_param, 18.0);
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=deepspeed,framework_version=0.17.5,precision=bf16,zero_stage=0").bytes_per_param, 18.0);
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=deepspeed,precision=bf16,zero_stage=0").bytes_per_param, 16.0);
   // LitGPT bf16-true is pure bf16 (8), bf16-mixed autocast over fp32 (16).
   EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=litgpt,precision=bf16-true").bytes_per_param, 8.0);
   EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=litgpt,precision=bf16-mixed").bytes_per_param, 16.0);
@@ -231,6 +232,28 @@ TEST(FrameworkVersion, TransformersReleasesDecideTheLogitsAndTheBase) {
   EXPECT_EQ(config_of(hf).framework_version, "5.17");
 }
 
+TEST(FrameworkVersion, DeepSpeedAndLitgptReleases) {
+  // DeepSpeed bf16 without ZeRO: BF16_Optimizer's fp32 gradients before v0.17.6, the model's
+  // dtype from v0.17.6 (engine.py get_data_types, PR #7515); ZeRO keeps bf16 gradients.
+  const std::string ds = "model=llama3-8b,seq_length=4096,micro_batch=1,num_gpus=8,gpu=h200,framework=deepspeed";
+  EXPECT_TRUE(config_of(ds + ",framework_version=0.16.4,zero_stage=0").fp32_grads);
+  EXPECT_FALSE(config_of(ds + ",framework_version=0.17.6,zero_stage=0").fp32_grads);
+  EXPECT_FALSE(config_of(ds + ",framework_version=0.16.4,zero_stage=2").fp32_grads);
+  EXPECT_EQ(config_of(ds).framework_version, "0.19.5");
+  // LitGPT LoRA on several GPUs: FSDPStrategy (FSDP1) before v0.5.11, fully_shard without a
+  // MixedPrecisionPolicy from v0.5.11 (finetune/lora.py): the blocks gather in fp32 under bf16-mixed.
+  const std::string lg = "model=llama3-8b,seq_length=2048,micro_batch=1,num_gpus=4,gpu=h200,framework=litgpt,adapter=lora";
+  const Config v510 = config_of(lg + ",framework_version=0.5.10");
+  const Config v511 = config_of(lg + ",framework_version=0.5.11");
+  EXPECT_EQ(v510.fsdp_version, 1);
+  EXPECT_TRUE(v510.fsdp_mixed_precision);
+  EXPECT_EQ(v511.fsdp_version, 2);
+  EXPECT_FALSE(v511.fsdp_mixed_precision);
+  const Breakdown mixed = estimate_of(lg + ",framework_version=0.5.11,fsdp_mixed_precision=true,recompute=full");
+  const Breakdown stored = estimate_of(lg + ",framework_version=0.5.11,recompute=full");
+  EXPECT_DOUBLE_EQ(stored.stage.transients.fsdp_units_fwd, 2.0 * mixed.stage.transients.fsdp_units_fwd);
+}
+
 TEST(Ddp, BucketsAreAFullGradientCopy) {
   // Measured (tests/fidelity/gpu/hf_stack-h200.json): DDP raised the peak by 0.96 x the fp32
   // gradients. trainfit: the buckets equal the gradients of what trains.
@@ -239,6 +262,20 @@ TEST(Ddp, BucketsAreAFullGradientCopy) {
   const Breakdown capped = estimate_of(spec + ",ddp_full_buckets=false");
   EXPECT_DOUBLE_EQ(ddp.stage.transients.comm_buckets, 4.0 * ddp.params.total);
   EXPECT_DOUBLE_EQ(capped.stage.transients.comm_buckets, 2.0 * 25 * 1024 * 1024);  // bucket_cap_mb=25, two in flight
+}
+
+TEST(Ddp, ZeroRedundancyOptimizerShardsOnlyTheOptimizer) {
+  // torch ZeroRedundancyOptimizer over DDP: Adam's two fp32 moments split over the 8 ranks;
+  // fp32 parameters and gradients whole; DDP's buckets (the gradients), not DeepSpeed's 5e8.
+  const std::string spec = "model=llama3-8b,seq_length=1024,micro_batch=1,num_gpus=8,gpu=h200,precision=bf16-amp";
+  const Breakdown z = estimate_of(spec + ",sharding=zero-redundancy");
+  const double n = z.params.total;
+  EXPECT_EQ(config_of(spec + ",sharding=zero-redundancy").zero_stage, 1);
+  EXPECT_DOUBLE_EQ(z.stage.states.optimizer, 8.0 * n / 8);
+  EXPECT_DOUBLE_EQ(z.stage.states.weights, 4.0 * n);
+  EXPECT_DOUBLE_EQ(z.stage.states.grads, 4.0 * n);
+  EXPECT_DOUBLE_EQ(z.stage.transients.comm_buckets, 4.0 * n);
+  EXPECT_EQ(error_of(spec + ",sharding=zero-redundancy,zero_stage=2").field, "zero_stage");
 }
 
 TEST(Fsdp, CpuOffloadTakesTheOptimizerAlong) {

@@ -45,6 +45,9 @@ std::vector<Linear> targets(const Config& c) {
 // norms), by how the base was loaded. GPTQ and AWQ: 4-bit weights with an fp16 scale and a
 // packed 4-bit zero point per group of 128 (AutoGPTQ/AutoAWQ defaults, q_group_size=128).
 constexpr double kInt4G128BytesPerParam = (4.0 + (16.0 + 4.0) / 128.0) / 8.0;
+
+}  // namespace
+
 void base_bytes(const Config& c, double* linear, double* rest) {
   switch (c.base_dtype) {
     case BaseDtype::kFp32: *linear = *rest = 4.0; return;
@@ -58,8 +61,6 @@ void base_bytes(const Config& c, double* linear, double* rest) {
   // The frozen base in the parameter dtype (fp32 parameters stay fp32 under autocast).
   *linear = *rest = c.precision == Precision::kFp32 || c.precision == Precision::kBf16Amp ? 4.0 : 2.0;
 }
-
-}  // namespace
 
 AdapterShape adapter_shape(const Config& c) {
   AdapterShape s;

@@ -21,7 +21,7 @@ StageMemory stage_memory(const Config& c, const model::StageParams& p, const Act
   const double saved = s.activations.total();
   const double layer_work = x.recompute + x.layer_backward;
   // PyTorch DDP's buckets exist from its construction on: in every phase, not only backward.
-  const double ddp_buckets = c.ddp_full_buckets && c.zero_stage == 0 ? x.comm_buckets : 0.0;
+  const double ddp_buckets = c.ddp_full_buckets && model::ddp_reduces(c) ? x.comm_buckets : 0.0;
   const double resident = s.states.total() - late_grads + x.held_logits + ddp_buckets;
   s.forward_peak = resident + saved + x.fsdp_units_fwd + x.loss_forward + x.context_parallel;
   // Backward frees saved activations as it allocates gradients, layer by layer, so the
@@ -105,9 +105,9 @@ Breakdown estimate_with(const Config& c, const SharedParts& parts) {
   }
   b.params_on_gpu = b.stage.params;
   b.host_offload_per_gpu = host;
-  b.overheads = model::overheads(c, b.stage.tensor_peak, b.stage.transients.loss_forward);
+  b.overheads = model::overheads(c, b.stage.tensor_peak, b.stage.transients);
   b.per_gpu_total = b.stage.tensor_peak + b.overheads.total();
-  const Overheads reported = reported_peak == b.stage.tensor_peak ? b.overheads : model::overheads(c, reported_peak, b.stage.transients.loss_forward);
+  const Overheads reported = reported_peak == b.stage.tensor_peak ? b.overheads : model::overheads(c, reported_peak, b.stage.transients);
   b.measures.max_memory_allocated = reported_peak + reported.workspaces;
   b.measures.max_memory_reserved = reported_peak + reported.workspaces + reported.allocator;
   b.measures.nvidia_smi = reported_peak + reported.total();

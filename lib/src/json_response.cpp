@@ -200,14 +200,14 @@ void config_training(JsonWriter& w, const Config& c) {
 }
 
 void config_layout(JsonWriter& w, const Config& c) {
-  w.key("fsdp_version").integer(c.fsdp_version);
+  w.key("fsdp_version").integer(c.fsdp_version).key("fsdp_mixed_precision").boolean(c.fsdp_mixed_precision);
   w.key("tensor_parallel").integer(c.tp).key("pipeline_parallel").integer(c.pp);
   w.key("virtual_pipeline").integer(c.vpp).key("sequence_parallel").boolean(c.sp);
   w.key("context_parallel").integer(c.cp).key("expert_parallel").integer(c.ep);
   w.key("data_parallel").integer(c.data_parallel()).key("num_microbatches").integer(c.num_microbatches);
   w.key("sharding").string(to_string(c.sharding)).key("gpu").string(c.gpu_name);
   w.key("offload_optimizer").boolean(c.offload_optimizer).key("offload_params").boolean(c.offload_params);
-  w.key("runtime_overhead").boolean(c.runtime_overhead);
+  w.key("runtime_overhead").boolean(c.runtime_overhead).key("rising_lengths").integer(c.rising_lengths);
 }
 
 void config(JsonWriter& w, const Config& c) {

@@ -151,6 +151,7 @@ void read_config_training(const json& c, Config& out) {
 
 void read_config_layout(const json& c, Config& out) {
   out.fsdp_version = static_cast<int>(c.value("fsdp_version", int64_t{2}));
+  out.fsdp_mixed_precision = c.value("fsdp_mixed_precision", true);
   out.tp = integer(c, "tensor_parallel");
   out.pp = integer(c, "pipeline_parallel");
   out.vpp = integer(c, "virtual_pipeline");
@@ -163,6 +164,7 @@ void read_config_layout(const json& c, Config& out) {
   out.offload_optimizer = flag(c, "offload_optimizer");
   out.offload_params = flag(c, "offload_params");
   out.runtime_overhead = flag(c, "runtime_overhead");
+  out.rising_lengths = c.value("rising_lengths", int64_t{1});
 }
 
 // The config, with what the JSON states elsewhere: the step's shape is in `profile`,

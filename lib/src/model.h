@@ -28,6 +28,8 @@ struct StateBytes {
   double total() const { return weight + grad + master + optimizer; }
 };
 StateBytes state_bytes(const Config& c);
+// Bytes per frozen base weight: of the layers' linears and of the rest (adapters.cpp).
+void base_bytes(const Config& c, double* linear, double* rest);
 int64_t dense_shard_group(const Config& c);
 int64_t expert_shard_group(const Config& c);
 // Model states on the GPU; *host gets what offload moves to host RAM.
@@ -86,9 +88,9 @@ Activations stage_activations(const Config& c, const StageParams& p);
 
 // Phase-local buffers and fixed overheads (transients.cpp).
 Transients stage_transients(const Config& c, const StageParams& p);
-// reserve_floor: the largest one-off transient (the loss' forward buffers), which the caching
-// allocator keeps cached beside the peak's blocks.
-Overheads overheads(const Config& c, double tensor_peak, double reserve_floor);
+// The caching allocator's reserve follows the step's largest one-off buffers (the loss'),
+// given in x, and grows with rising step lengths.
+Overheads overheads(const Config& c, double tensor_peak, const Transients& x);
 
 // Bytes per activation element: fp32 runs store 4, the rest 2 (FP8 GEMM inputs: 1).
 inline double act_bytes(const Config& c) { return c.precision == Precision::kFp32 ? 4.0 : 2.0; }
@@ -102,7 +104,7 @@ inline double residual_bytes(const Config& c) {
   // fp32 embeddings and norms (QLoRA's prepare_model_for_kbit_training) make the stream fp32.
   if (c.kbit_fp32_rest) return 4.0;
   if (c.precision == Precision::kFp32) return 4.0;
-  if (c.precision == Precision::kBf16Amp && !weights_sharded(c)) return 4.0;
+  if (c.precision == Precision::kBf16Amp && (!weights_sharded(c) || !c.fsdp_mixed_precision)) return 4.0;
   return act_bytes(c);
 }
 // Tokens of one micro-batch on one GPU (context parallelism splits the sequence).
@@ -111,6 +113,10 @@ inline double tokens(const Config& c) {
 }
 // Whether the loss copies the shifted logits (resolved in training.cpp: HF < 4.49, eager ops).
 inline bool shifts_logits(const Config& c) { return c.logits_shift_copy; }
+// Gradients all-reduced through PyTorch DDP-style buckets: no ZeRO, or torch's
+// ZeroRedundancyOptimizer, which shards only the optimizer over a DDP model
+// (torch/distributed/optim/zero_redundancy_optimizer.py).
+inline bool ddp_reduces(const Config& c) { return c.zero_stage == 0 || c.sharding == Sharding::kZeroRedundancy; }
 // Divisor of tensors in the "replicated" region: sequence parallelism splits them by t.
 inline double sp_divisor(const Config& c) { return c.sp ? static_cast<double>(c.tp) : 1.0; }
 

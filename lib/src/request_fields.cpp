@@ -98,14 +98,16 @@ const std::vector<Row>& rows() {
       {{"expert_parallel", "ep", FieldKind::kInt, "integer >= 1 dividing num_experts", "expert-parallel size"}, &Request::expert_parallel},
       {{"num_microbatches", "microbatches", FieldKind::kInt, "integer >= 1", "micro-batches per step (gradient accumulation / pipeline)"}, &Request::num_microbatches},
       {{"report_stage", "report-stage", FieldKind::kString, "critical|first|last", "pipeline stage breakdown.measures describe (Megatron logs the last rank's; the fit uses the critical one)"}, &Request::report_stage},
-      {{"sharding", "sharding", FieldKind::kString, "zero|fsdp-full|fsdp-grad-op|fsdp-hybrid", "sharding implementation"}, &Request::sharding},
+      {{"sharding", "sharding", FieldKind::kString, "zero|fsdp-full|fsdp-grad-op|fsdp-hybrid|zero-redundancy", "sharding implementation"}, &Request::sharding},
       {{"fsdp_version", "fsdp-version", FieldKind::kInt, "1|2", "FSDP1 (FullyShardedDataParallel: the root unit stays gathered) or FSDP2 (fully_shard); default by framework"}, &Request::fsdp_version},
+      {{"fsdp_mixed_precision", "fsdp-mixed-precision", FieldKind::kBool, "true|false", "FSDP gathers parameters in 16-bit (MixedPrecision param_dtype=bf16); false: in their stored dtype"}, &Request::fsdp_mixed_precision},
       {{"gpus_per_node", "gpus-per-node", FieldKind::kInt, "integer >= 1", "GPUs per node (min_gpus_to_fit uses whole nodes beyond one)"}, &Request::gpus_per_node},
       // hardware
       {{"gpu", "gpu", FieldKind::kString, "a catalog name (trainfit gpus)", "GPU type; sets the capacity"}, &Request::gpu},
       {{"offload_optimizer", "offload-optimizer", FieldKind::kBool, "true|false", "optimizer states and master weights in host RAM"}, &Request::offload_optimizer},
       {{"offload_params", "offload-params", FieldKind::kBool, "true|false", "parameters in host RAM (ZeRO-3/FSDP only)"}, &Request::offload_params},
       {{"runtime_overhead", "runtime-overhead", FieldKind::kBool, "true|false", "count CUDA context, NCCL buffers and allocator reserve"}, &Request::runtime_overhead},
+      {{"rising_lengths", "rising-lengths", FieldKind::kInt, "integer >= 1", "steps whose lengths rise through N evenly spaced values up to seq_length (a length curriculum): the allocator reserve grows"}, &Request::rising_lengths},
   };
   return table;
 }

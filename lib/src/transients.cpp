@@ -17,8 +17,12 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   const double t = static_cast<double>(c.tp), r = sp_divisor(c);
   const double A = act_bytes(c), R = residual_bytes(c);
   // Unsharded compute dtype: fp32 runs gather fp32, everything else 16-bit
-  // (FSDP MixedPrecision param_dtype=bf16; DeepSpeed fp16 partitions).
-  const double gathered = c.precision == Precision::kFp32 ? 4.0 : 2.0;
+  // (FSDP MixedPrecision param_dtype=bf16; DeepSpeed fp16 partitions); FSDP without a
+  // mixed-precision policy gathers what it stores (LitGPT >= 0.5.11 LoRA: fully_shard, no
+  // MixedPrecisionPolicy, fp32 parameters under bf16-mixed).
+  double stored = b.weight, rest = b.weight;  // a frozen base: the layers' linears as loaded
+  if (c.adapter != Adapter::kNone) base_bytes(c, &stored, &rest);
+  const double gathered = !c.fsdp_mixed_precision ? stored : c.precision == Precision::kFp32 ? 4.0 : 2.0;
 
   const double all = p.dense + p.experts;
   // QLoRA gathers NF4 layers: the largest unit in bytes is then a 16-bit (un)embedding.
@@ -153,7 +157,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
 
   // Gradient communication buckets.
   const bool data_parallel = c.num_gpus / (c.tp * c.pp) > 1;
-  if (data_parallel && c.zero_stage == 0) {
+  if (data_parallel && ddp_reduces(c)) {
     // torch DDP bucket_cap_mb=25, two in flight; no more than the gradients themselves.
     const double grad_bytes = c.adapter != Adapter::kNone ? c.adapter_bytes : b.grad;
     // Megatron's buckets are views of its contiguous grad buffer, reduced in place
@@ -202,7 +206,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   return x;
 }
 
-Overheads overheads(const Config& c, double tensor_peak, double reserve_floor) {
+Overheads overheads(const Config& c, double tensor_peak, const Transients& x) {
   Overheads o;
   if (!c.runtime_overhead) return o;
   // CUDA context, kernels and cuBLAS workspace: 300 MiB - 2 GiB (vram.asmirnov.xyz);
@@ -229,7 +233,17 @@ Overheads overheads(const Config& c, double tensor_peak, double reserve_floor) {
   // for requests that fit it), so the peak's own blocks come on top. Measured
   // (tests/fidelity/gpu/hf_stack-h200.json, transformers 5.17): reserved - allocated =
   // 214-458 MiB, median 396, where the loss' forward buffers are 375 MiB and 5% is 53-156.
-  o.allocator = std::max(0.05 * tensor_peak, reserve_floor);
+  o.allocator = std::max(0.05 * tensor_peak, x.loss_forward);
+  // Steps whose lengths rise (a length curriculum, batches sorted by length): a cached block
+  // serves only requests no larger than itself (CUDACachingAllocator.cpp get_free_block), so
+  // each longer step takes new segments for its largest buffers while the shorter steps'
+  // stay cached (no empty_cache). Over n evenly spaced lengths the earlier steps' largest
+  // one-off buffers sum to (n-1)/2 of the longest step's. Measured (H200, 8 rising lengths,
+  // tests/fidelity/gpu/hf_stack-h200-varying.json): reserved 2.6 x allocated. Steps of
+  // varying length in random order measured no growth: the longest step's blocks are split.
+  if (c.rising_lengths > 1) {
+    o.allocator += std::max(x.loss_forward, x.loss_backward) * static_cast<double>(c.rising_lengths - 1) / 2.0;
+  }
   return o;
 }
 

@@ -164,6 +164,9 @@ def measure_all(path, cases):
 
 
 TOLERANCE = 0.05
+# The reserved peak depends on the allocator's block reuse, which trainfit models by its largest
+# buffers (transients.cpp overheads): judged looser.
+RESERVED_TOLERANCE = 0.10
 MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "gate_proj": "gate", "up_proj": "up",
            "down_proj": "down", "embed_tokens": "embedding", "lm_head": "lm_head"}
 
@@ -195,37 +198,59 @@ def request_for(case, versions):
     return r
 
 
-def judge(path, trainfit, write, known_misses=()):
+def reserved_request(case, versions):
+    """The case with the allocator reserve counted: steps of varying length are judged at the
+    longest, and lengths that only rise are `rising_lengths`."""
+    r = request_for(case, versions)
+    r["runtime_overhead"] = True
+    seqs = case.get("seqs")
+    if seqs:
+        r["seq_length"] = max(seqs)
+        if seqs == sorted(seqs):
+            r["rising_lengths"] = len(set(seqs))
+    return r
+
+
+def judge(path, trainfit, write, known_misses=(), reserved=False):
+    """Allocated peaks within TOLERANCE; with reserved, the caching allocator's reserved peak
+    within RESERVED_TOLERANCE (breakdown.measures.max_memory_reserved_gb)."""
     with open(path) as f:
         recorded = json.load(f)
     rows, failures = [], 0
+    tolerance = RESERVED_TOLERANCE if reserved else TOLERANCE
     for result in recorded["results"]:
         case = result["case"]
         if "error" in result:
             print(f"skip {case['name']}: not measured ({result['error'].splitlines()[-1][:120]})")
             continue
-        request = request_for(case, result["versions"])
+        request = (reserved_request if reserved else request_for)(case, result["versions"])
         out = subprocess.run([trainfit, "estimate", "--request", "-", "--format", "json"], input=json.dumps(request),
                              capture_output=True, text=True)
         if out.returncode not in (0, 1):
             failures += 1
             print(f"FAIL {case['name']}: trainfit refused the request: {out.stderr.strip()}")
             continue
-        predicted = json.loads(out.stdout)["breakdown"]["bytes"]["per_gpu_total"]
-        measured = result["peak_allocated"]
+        breakdown = json.loads(out.stdout)["breakdown"]
+        if reserved:
+            predicted = breakdown["measures"]["max_memory_reserved_gb"] * 2**30
+            measured = result["peak_reserved"]
+        else:
+            predicted = breakdown["bytes"]["per_gpu_total"]
+            measured = result["peak_allocated"]
         err = (predicted - measured) / measured
-        ok = abs(err) <= TOLERANCE
+        ok = abs(err) <= tolerance
         if case["name"] in known_misses:
             print(f"     (a known miss, docs/frameworks.md: {case['name']})")
             ok = True
         failures += not ok
         rows.append((case["name"], measured, predicted, err, result["peak_reserved"], result.get("nvidia_smi"),
                      request))
-        print(f"{'ok  ' if ok else 'FAIL'} {case['name']:55s} peak {measured / 2**20:8.1f} MiB  "
+        print(f"{'ok  ' if ok else 'FAIL'} {case['name']:55s} {'reserved' if reserved else 'peak'} "
+              f"{measured / 2**20:8.1f} MiB  "
               f"trainfit {predicted / 2**20:8.1f} MiB  {err:+6.1%}", flush=True)
     if write:
         write_table(write, recorded, rows)
-    print(f"{len(rows) - failures} within +-{TOLERANCE:.0%}, {failures} not")
+    print(f"{len(rows) - failures} within +-{tolerance:.0%}, {failures} not")
     return 1 if failures else 0
 
 
@@ -250,6 +275,8 @@ def main():
     parser.add_argument("--judge", metavar="FILE", help="compare trainfit with measurements written by --measure")
     parser.add_argument("--trainfit", help="the trainfit binary (with --judge)")
     parser.add_argument("--write", metavar="MD", help="with --judge: write the table here")
+    parser.add_argument("--reserved", action="store_true",
+                        help="with --judge: the reserved peak (allocator reserve counted) instead of the allocated")
     parser.add_argument("--known-miss", action="append", default=[],
                         help="with --judge: a case outside the tolerance that docs/frameworks.md explains")
     parser.add_argument("--one", help=argparse.SUPPRESS)
@@ -261,7 +288,7 @@ def main():
         measure_all(args.measure, VARYING if args.varying else CASES)
         return 0
     if args.judge and args.trainfit:
-        return judge(args.judge, args.trainfit, args.write, args.known_miss)
+        return judge(args.judge, args.trainfit, args.write, args.known_miss, args.reserved)
     parser.error("--measure FILE (on a GPU host), or --judge FILE --trainfit BIN")
 
 

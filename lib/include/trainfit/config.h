@@ -48,7 +48,9 @@ enum class Attention { kEager, kFlash };
 // kernels as in Megatron-LM / Transformer Engine. It decides which intermediates are saved.
 enum class Ops { kEager, kFused };
 enum class Loss { kStandard, kChunked, kFused };
-enum class Sharding { kZero, kFsdpFull, kFsdpGradOp, kFsdpHybrid };
+// kZeroRedundancy: torch.distributed.optim.ZeroRedundancyOptimizer over DDP (optimizer states
+// sharded, gradients all-reduced through DDP's buckets).
+enum class Sharding { kZero, kFsdpFull, kFsdpGradOp, kFsdpHybrid, kZeroRedundancy };
 // Which pipeline stage breakdown.measures describe: the fit always uses the critical one.
 enum class ReportStage { kCritical, kFirst, kLast };
 
@@ -119,6 +121,7 @@ struct Config {
   bool sp = false;
   Sharding sharding = Sharding::kZero;
   int fsdp_version = 2;  // 1: FullyShardedDataParallel, 2: fully_shard
+  bool fsdp_mixed_precision = true;  // FSDP gathers 16-bit parameters (MixedPrecision param_dtype)
   int zero_stage = 0;
   int64_t gpus_per_node = 0;  // 0 = not given
   ReportStage report_stage = ReportStage::kCritical;
@@ -128,6 +131,7 @@ struct Config {
   bool offload_optimizer = false;
   bool offload_params = false;
   bool runtime_overhead = true;
+  int64_t rising_lengths = 1;  // distinct step lengths, rising to seq_length (1: every step alike)
 
   int64_t model_parallel() const { return tp * pp * cp; }
   int64_t data_parallel() const { return num_gpus / (tp * pp * cp); }

@@ -34,6 +34,7 @@ struct ConfigFile {
   std::vector<std::string> left_unset;    // values the file leaves to someone else ("auto", null)
   std::vector<std::string> unrecognised;  // keys trainfit does not know (a typo, or a newer release)
   std::vector<std::string> inferred;      // what the file's layout says of the release, and what that sets
+  std::string release_at_least;           // the oldest release that has every key the file uses ("": any)
   std::optional<GlobalBatch> global_batch;
 };
 

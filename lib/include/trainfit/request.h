@@ -87,12 +87,14 @@ struct Request {
   std::optional<std::string> report_stage;  // critical | first | last: the stage `measures` describe
   std::optional<std::string> sharding;
   std::optional<int64_t> fsdp_version;       // 1 (FullyShardedDataParallel) | 2 (fully_shard)
+  std::optional<bool> fsdp_mixed_precision;  // FSDP gathers 16-bit parameters (param_dtype=bf16)
   std::optional<int64_t> gpus_per_node;
   // --- hardware ---
   std::optional<std::string> gpu;
   std::optional<bool> offload_optimizer;
   std::optional<bool> offload_params;
   std::optional<bool> runtime_overhead;
+  std::optional<int64_t> rising_lengths;     // steps whose lengths rise through N values up to seq_length
 };
 
 enum class FieldKind { kInt, kNumber, kBool, kString };

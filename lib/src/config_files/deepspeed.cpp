@@ -1,5 +1,5 @@
-// A DeepSpeed JSON config -> Request (framework "deepspeed"). Keys as DeepSpeed v0.16.4
-// defines them: deepspeed/runtime/config.py (batch, precision, optimizer),
+// A DeepSpeed JSON config -> Request (framework "deepspeed"). Keys as DeepSpeed v0.16.4-v0.19.5
+// define them: deepspeed/runtime/config.py (batch, precision, optimizer),
 // deepspeed/runtime/zero/config.py and offload_config.py (zero_optimization),
 // deepspeed/runtime/activation_checkpointing/config.py. "auto" is the HF Trainer's
 // placeholder (transformers/integrations/deepspeed.py): left unset and listed.
@@ -23,6 +23,49 @@ std::string text_of(const ordered_json& value) {
 
 bool is_auto(const ordered_json& value) { return value.is_string() && value.get<std::string>() == "auto"; }
 
+// Keys that first appear in a release: a config that uses one runs that release or a newer one.
+// zero_optimization is a pydantic model with extra="forbid" (zero/config.py) and bf16 from
+// v0.17.1 (precision_config.py), so older releases refuse these keys; the top-level ones older
+// releases ignore. Read at each tag's runtime/config.py, zero/config.py, precision_config.py.
+struct KeyRelease {
+  const char* section;  // "" = top level
+  const char* key;
+  const char* release;
+};
+constexpr KeyRelease kKeyReleases[] = {
+    {"zero_optimization", "zeropp_loco_param", "0.16.2"},
+    {"zero_optimization", "log_trace_cache_warnings", "0.16.4"},
+    {"tensor_parallel", "autotp_size", "0.16.4"},
+    {"compile", "deepcompile", "0.16.6"},
+    {"", "sequence_parallel_size", "0.17.0"},
+    {"bf16", "check_grad_overflow", "0.17.1"},
+    {"", "torch_autocast", "0.17.2"},
+    {"zero_optimization", "zenflow", "0.17.5"},
+    {"zero_optimization", "enable_sanity_checks", "0.17.6"},
+    {"zero_optimization", "leaf_module", "0.18.0"},
+    {"", "datastates_ckpt", "0.18.1"},
+    {"bf16", "bf16_master_weights_and_grads", "0.18.3"},
+    {"bf16", "bf16_optimizer_states", "0.18.3"},
+    {"zero_optimization", "stage3_allgather_sequential", "0.18.5"},
+    {"zero_optimization", "save_muon_momentum_buffer_in_memory", "0.18.9"},
+    {"data_types", "param_dtype", "0.19.2"},
+    {"", "expert_parallel", "0.19.2"},
+    {"", "log_level", "0.19.3"},
+    {"", "managed_gradient_accumulation", "0.19.4"},
+};
+
+// The newest first release among the keys the config uses, or nullptr.
+const KeyRelease* newest_key_release(const ordered_json& doc) {
+  const KeyRelease* newest = nullptr;
+  for (const KeyRelease& k : kKeyReleases) {
+    const bool top = k.section[0] == '\0';
+    const bool used = top ? doc.contains(k.key)
+                          : doc.contains(k.section) && doc[k.section].is_object() && doc[k.section].contains(k.key);
+    if (used) newest = &k;  // the table is in release order
+  }
+  return newest;
+}
+
 class DeepSpeedReader {
  public:
   explicit DeepSpeedReader(Mapping& m) : m_(m) {}
@@ -31,6 +74,12 @@ class DeepSpeedReader {
     for (const auto& [key, value] : doc.items()) {
       Result<bool> ok = is_auto(value) ? (m_.left_unset(key, "auto"), Result<bool>(true)) : top_level(key, value);
       if (!ok) return ok;
+    }
+    if (const KeyRelease* k = newest_key_release(doc)) {
+      const std::string key = k->section[0] == '\0' ? k->key : std::string(k->section) + "." + k->key;
+      m_.file().release_at_least = k->release;
+      m_.inferred(key + " first appears in DeepSpeed v" + k->release + ": the release is v" + k->release +
+                  " or newer (the conventions modelled are the newest release's unless framework_version says)");
     }
     if (!bf16_key_.empty() && !fp16_key_.empty()) {
       return m_.error(ErrorCode::kInconsistent, fp16_key_,
@@ -60,13 +109,15 @@ class DeepSpeedReader {
                      "gradient_predivide_factor", "tensorboard", "wandb", "csv_monitor", "comet", "flops_profiler",
                      "comms_logger", "dump_state", "checkpoint", "zero_allow_untested_optimizer",
                      "zero_force_ds_cpu_optimizer", "memory_breakdown", "aio", "autotuning", "elasticity", "seed",
-                     "disable_allgather", "graph_harvesting", "use_data_before_expert_parallelism"})) {
+                     "disable_allgather", "graph_harvesting", "use_data_before_expert_parallelism",
+                     "datastates_ckpt", "log_level"})) {
       m_.ignore(key);
       return true;
     }
     if (one_of(key, {"amp", "communication_data_type", "sparse_attention", "pipeline", "compression_training",
                      "data_efficiency", "curriculum_learning", "sequence_parallel_size", "sparse_gradients",
-                     "torch_autocast", "hybrid_engine", "compile"})) {
+                     "torch_autocast", "hybrid_engine", "compile", "expert_parallel",
+                     "managed_gradient_accumulation"})) {
       if (!disabled(value)) m_.not_modelled(key, text_of(value));
       else m_.ignore(key);
       return true;
@@ -110,6 +161,11 @@ class DeepSpeedReader {
     if (!value.is_object()) return m_.invalid(name, text_of(value), "a JSON object such as {\"enabled\": true}");
     for (const auto& [key, inner] : value.items()) {
       const std::string full = name + "." + key;
+      if (one_of(key, {"bf16_master_weights_and_grads", "bf16_optimizer_states"})) {
+        if (inner.is_boolean() && inner.get<bool>()) m_.not_modelled(full, "true");  // bf16 masters/states
+        else m_.ignore(full);
+        continue;
+      }
       if (key != "enabled") {
         m_.ignore(full);  // loss scaling, immediate_grad_update: no memory of their own
         continue;
@@ -138,14 +194,15 @@ class DeepSpeedReader {
                       "sub_group_size", "overlap_comm", "contiguous_gradients", "zero_hpz_partition_size",
                       "zero_quantized_weights", "zero_quantized_gradients", "round_robin_gradients",
                       "mics_shard_size", "cpu_offload", "cpu_offload_params", "model_persistence_threshold",
-                      "zeropp_loco_param"})) {
+                      "zeropp_loco_param", "zenflow", "leaf_module", "save_muon_momentum_buffer_in_memory"})) {
       m_.not_modelled(key, text_of(value));
       return true;
     }
     if (one_of(leaf, {"allgather_partitions", "reduce_scatter", "stage3_gather_16bit_weights_on_model_save",
                       "stage3_gather_fp16_weights_on_model_save", "gather_16bit_weights_on_model_save",
                       "ignore_unused_parameters", "elastic_checkpoint", "load_from_fp32_weights",
-                      "legacy_stage1", "use_multi_rank_bucket_allreduce", "log_trace_cache_warnings"})) {
+                      "legacy_stage1", "use_multi_rank_bucket_allreduce", "log_trace_cache_warnings",
+                      "enable_sanity_checks", "stage3_allgather_sequential"})) {
       m_.ignore(key);
       return true;
     }
@@ -216,6 +273,10 @@ class DeepSpeedReader {
 
   // config.py get_data_types: grad_accum_dtype fp32 keeps fp32 gradient buffers.
   Result<bool> data_types(const std::string& key, const ordered_json& value) {
+    if (key == "data_types.param_dtype" || key == "data_types.buffer_dtype") {
+      m_.not_modelled(key, text_of(value));
+      return true;
+    }
     if (key != "data_types.grad_accum_dtype") {
       m_.unrecognised(key);
       return true;

@@ -13,7 +13,8 @@ constexpr Choice<ReportStage> kReportStages[] = {
 constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},
                                            {"fsdp-full", Sharding::kFsdpFull},
                                            {"fsdp-grad-op", Sharding::kFsdpGradOp},
-                                           {"fsdp-hybrid", Sharding::kFsdpHybrid}};
+                                           {"fsdp-hybrid", Sharding::kFsdpHybrid},
+                                           {"zero-redundancy", Sharding::kZeroRedundancy}};
 
 Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   const Geometry& g = c.geo;
@@ -34,7 +35,7 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
     c.zero_stage = static_cast<int>(*r.zero_stage);
   }
   if (c.sharding != Sharding::kZero) {
-    const int implied = c.sharding == Sharding::kFsdpGradOp ? 2 : 3;
+    const int implied = c.sharding == Sharding::kZeroRedundancy ? 1 : c.sharding == Sharding::kFsdpGradOp ? 2 : 3;
     if (r.zero_stage && c.zero_stage != implied) {
       return make_error(ErrorCode::kInconsistent, "zero_stage",
                         "zero_stage=" + std::to_string(c.zero_stage) + " contradicts sharding='" + *r.sharding +
@@ -49,6 +50,7 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
     if (*r.fsdp_version != 1 && *r.fsdp_version != 2) return invalid("fsdp_version", std::to_string(*r.fsdp_version), "1|2");
     c.fsdp_version = static_cast<int>(*r.fsdp_version);
   }
+  if (r.fsdp_mixed_precision) c.fsdp_mixed_precision = *r.fsdp_mixed_precision;
   if (c.sharding == Sharding::kFsdpHybrid && c.gpus_per_node == 0) {
     notes.push_back("fsdp-hybrid shards within 8-GPU nodes (gpus_per_node not given)");
   }
@@ -101,6 +103,8 @@ Result<bool> resolve_hardware(const Request& r, Config& c, Notes& notes) {
   if (r.offload_optimizer) c.offload_optimizer = *r.offload_optimizer;
   if (r.offload_params) c.offload_params = *r.offload_params;
   if (r.runtime_overhead) c.runtime_overhead = *r.runtime_overhead;
+  Error e;
+  if (!take_int(r.rising_lengths, "rising_lengths", 1, 100000, &c.rising_lengths, &e)) return e;
   if (c.offload_params && c.zero_stage != 3) {
     return make_error(ErrorCode::kInconsistent, "offload_params",
                       "offload_params=true needs parameter sharding: zero_stage=3 or sharding=fsdp-full|fsdp-hybrid");

@@ -44,6 +44,7 @@ const char* to_string(Sharding v) {
     case Sharding::kFsdpFull: return "fsdp-full";
     case Sharding::kFsdpGradOp: return "fsdp-grad-op";
     case Sharding::kFsdpHybrid: return "fsdp-hybrid";
+    case Sharding::kZeroRedundancy: return "zero-redundancy";
   }
   return "?";
 }

@@ -170,8 +170,10 @@ bool parse_release(const std::string& text, int release[3]) {
   return digits;
 }
 
-bool before(const int release[3], int major, int minor) {
-  return release[0] < major || (release[0] == major && release[1] < minor);
+bool before(const int release[3], int major, int minor, int patch = 0) {
+  if (release[0] != major) return release[0] < major;
+  if (release[1] != minor) return release[1] < minor;
+  return release[2] < patch;
 }
 
 // The newest release of each framework whose conventions are modelled (the default).
@@ -179,10 +181,12 @@ const char* newest_release(Framework f) {
   switch (f) {
     case Framework::kHf: return "5.17";  // transformers, measured on an H200 (tests/fidelity/gpu)
     case Framework::kTorchtitan: return "0.2.2";  // its defaults read at v0.1.0, v0.2.0, v0.2.1, v0.2.2
-    case Framework::kMegatron: return "0.15.0";
+    // Megatron core_v0.10.0-core_v0.19.0 and torchtune v0.4.0-v0.6.1: the defaults modelled
+    // read unchanged at every tag (docs/frameworks.md "Releases modelled").
+    case Framework::kMegatron: return "0.19.0";
     case Framework::kTorchtune: return "0.6.1";
-    case Framework::kDeepSpeed: return "0.16.4";
-    case Framework::kLitgpt: return "0.5.12";
+    case Framework::kDeepSpeed: return "0.19.5";
+    case Framework::kLitgpt: return "0.5.13";
     case Framework::kGeneric:
     case Framework::kCustom: break;
   }
@@ -197,6 +201,15 @@ std::vector<Default> release_defaults(Framework f, const int release[3], const R
     // No release tag before v0.1.0: this is a checkout, e.g. the December 2024 benchmarks'.
     out.push_back({"compile_loss", "false",
                    "torchtitan before PR #1033 (2025-04-02): apply_compile wrapped the TransformerBlocks, the loss ran eagerly"});
+  }
+  if (f == Framework::kLitgpt && r.num_gpus.value_or(1) > 1 && adapter) {
+    if (before(release, 0, 5, 11)) {
+      out.push_back({"fsdp_version", "1", "litgpt < 0.5.11 finetune/lora.py: Lightning FSDPStrategy (FullyShardedDataParallel)"});
+    } else {
+      out.push_back({"fsdp_version", "2", "litgpt >= 0.5.11 finetune/lora.py: ModelParallelStrategy, fully_shard per Block"});
+      out.push_back({"fsdp_mixed_precision", "false",
+                     "litgpt >= 0.5.11 finetune/lora.py parallelize_fn: fully_shard without a MixedPrecisionPolicy"});
+    }
   }
   if (f == Framework::kHf) {
     if (before(release, 4, 46)) {
@@ -220,6 +233,13 @@ std::vector<Default> release_defaults(Framework f, const int release[3], const R
   return out;
 }
 
+// DeepSpeed bf16 without ZeRO: before v0.17.6 the BF16_Optimizer accumulated fp32 gradients;
+// from v0.17.6 grad_accum_dtype defaults to the model's dtype and FP16_Optimizer runs in bf16
+// mode with bf16 gradients (runtime/engine.py get_data_types, PR #7515). ZeRO keeps bf16 grads.
+bool deepspeed_bf16_fp32_grads(const int release[3], const Request& r) {
+  return r.zero_stage.value_or(0) == 0 && before(release, 0, 17, 6);
+}
+
 }  // namespace
 
 bool speaks_a_framework(const Request& r) {
@@ -241,9 +261,9 @@ Result<Request> apply_framework(const Request& in, Framework* framework, Notes* 
   Request r = in;
   // The release: its conventions fill the fields that say them (the newest modelled if unsaid).
   std::vector<Default> defaults = defaults_of(f, in);
+  int release[3] = {0, 0, 0};
   if (in.framework_version || f != Framework::kGeneric) {
     const std::string version = in.framework_version ? *in.framework_version : newest_release(f);
-    int release[3];
     if (!version.empty() && !parse_release(version, release)) {
       return invalid("framework_version", "'" + version + "'", "a release number such as 4.45 or v0.2.1");
     }
@@ -281,7 +301,7 @@ Result<Request> apply_framework(const Request& in, Framework* framework, Notes* 
       if (word != m.word) continue;
       r.precision = m.precision;
       std::optional<bool> fp32_grads = m.fp32_grads;
-      if (f == Framework::kDeepSpeed && word == "bf16") fp32_grads = r.zero_stage.value_or(0) == 0;
+      if (f == Framework::kDeepSpeed && word == "bf16") fp32_grads = deepspeed_bf16_fp32_grads(release, r);
       if (fp32_grads && !r.fp32_grads) r.fp32_grads = *fp32_grads;
       notes->push_back("precision '" + word + "' under " + to_string(f) + " = " + m.precision +
                        (fp32_grads ? std::string(*fp32_grads ? " with fp32 grads" : " with 16-bit grads") : "") +
