@@ -254,6 +254,21 @@ TEST(FrameworkVersion, DeepSpeedAndLitgptReleases) {
   EXPECT_DOUBLE_EQ(stored.stage.transients.fsdp_units_fwd, 2.0 * mixed.stage.transients.fsdp_units_fwd);
 }
 
+TEST(Qlora, BitsandbytesSavesEachQuantizedLinearsInput) {
+  // bitsandbytes MatMul4Bit.forward: ctx.tensors = (A, B) — per layer the attention norm's output
+  // (q, k, v), the attention output (o), the MLP norm's output (gate, up) and the MLP product
+  // (down), in bf16: 2 x T x (2h + h + F). torchao's LinearNF4 keeps only the weight.
+  const std::string spec = "model=llama2-7b,num_gpus=1,micro_batch=2,seq_length=1024,precision=bf16-true,"
+                           "adapter=qlora,lora_dropout=0.05,recompute=none";
+  const Breakdown bnb = estimate_of(spec + ",nf4_kernel=bitsandbytes");
+  const Breakdown torchao = estimate_of(spec + ",nf4_kernel=torchao");
+  EXPECT_DOUBLE_EQ(bnb.stage.activations.per_layer - torchao.stage.activations.per_layer,
+                   2.0 * 2048 * (3 * 4096.0 + 11008));
+  EXPECT_FALSE(config_of(spec + ",framework=torchtune").nf4_saves_input);  // torchtune's QLoRA is torchao's
+  EXPECT_TRUE(config_of(spec + ",framework=hf").nf4_saves_input);
+  EXPECT_EQ(error_of(spec + ",nf4_kernel=triton").field, "nf4_kernel");
+}
+
 TEST(Ddp, BucketsAreAFullGradientCopy) {
   // Measured (tests/fidelity/gpu/hf_stack-h200.json): DDP raised the peak by 0.96 x the fp32
   // gradients. trainfit: the buckets equal the gradients of what trains.
@@ -288,6 +303,18 @@ TEST(Fsdp, CpuOffloadTakesTheOptimizerAlong) {
   EXPECT_DOUBLE_EQ(b.stage.states.total(), 0.0);
   EXPECT_DOUBLE_EQ(b.stage.transients.optimizer_step, 0.0);
   EXPECT_EQ(error_of(spec + ",offload_optimizer=false").field, "offload_optimizer");
+}
+
+TEST(Fsdp, QloraOffloadMovesTheAdaptersGradientsNotTheModels) {
+  // Llama-2-70B QLoRA r64 on q,k,v,gate,up,down (745 M adapter parameters, counted from the
+  // shapes: 80 x 64 x (2h + 2(h+kv) + 3(h+F))), FSDP offload over 2 GPUs. Host RAM per GPU: half the
+  // NF4 base (about 36 GB) and of the bf16 adapters, their moments and fp32 gradients (about
+  // 7.5 GB): 19-23 GiB. The fp32 gradient copy of all 69 B parameters would add 128 GiB.
+  const Breakdown b = estimate_of("model=llama2-70b,num_gpus=2,micro_batch=1,seq_length=2048,framework=hf,"
+                                  "precision=bf16-true,adapter=qlora,lora_rank=64,lora_dtype=bf16,"
+                                  "lora_targets=q+k+v+gate+up+down,sharding=fsdp-full,offload_params=true");
+  EXPECT_GT(b.host_offload_per_gpu, 19.0 * (1 << 30));
+  EXPECT_LT(b.host_offload_per_gpu, 23.0 * (1 << 30));
 }
 
 TEST(Fsdp, Fsdp1KeepsTheRootUnitGathered) {

@@ -141,7 +141,7 @@ double layer_bytes(const Config& c, Recompute mode) {
   if (!frozen) bytes += Ain * q / t * T;  // the output projection's input
   bytes += mlp_bytes_per_token(c) * T;
   if (frozen && g.experts == 0) bytes -= Ain * static_cast<double>(g.ffn) / t * T;  // down's input, for its weight only
-  return bytes + adapter_activation_bytes(c);
+  return bytes + adapter_activation_bytes(c) + nf4_saved_inputs_bytes(c);
 }
 
 double mlp_saved_bytes(const Config& c) { return mlp_bytes_per_token(c) * tokens(c); }

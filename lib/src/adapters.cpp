@@ -122,6 +122,24 @@ ModelStates adapter_states(const Config& c, const StageParams& p) {
   return s;
 }
 
+// bitsandbytes' MatMul4Bit keeps its input A for backward whenever an input needs a gradient
+// (bitsandbytes/autograd/_functions.py MatMul4Bit.forward: ctx.tensors = (A, B)), cast to the
+// compute dtype (nn/modules.py Linear4bit.forward): per layer the attention norm's output (read
+// by q, k, v), the attention output (o), the MLP norm's output (gate, up) and the MLP product
+// (down). Where lora_A reads the base input itself, those storages are counted there already.
+double nf4_saved_inputs_bytes(const Config& c) {
+  const Geometry& g = c.geo;
+  if (!c.nf4_saves_input || g.experts > 0) return 0.0;
+  const double t = static_cast<double>(c.tp), r = sp_divisor(c);
+  const double h = static_cast<double>(g.hidden), q = static_cast<double>(g.heads * g.head_size());
+  const double widths = 2.0 * h / r + (q + static_cast<double>(g.ffn)) / t;
+  double bytes = gemm_input_bytes(c) * tokens(c) * widths;
+  const bool adapter_reads_base_input = c.lora_dropout == 0.0 && c.precision != Precision::kBf16Amp &&
+                                        !c.adapter_autocast && c.adapter_bytes <= act_bytes(c);
+  if (adapter_reads_base_input) bytes -= act_bytes(c) * tokens(c) * adapter_shape(c).distinct_inputs_per_token;
+  return std::max(0.0, bytes);
+}
+
 double adapter_activation_bytes(const Config& c) {
   if (c.adapter == Adapter::kNone) return 0.0;
   const AdapterShape shape = adapter_shape(c);

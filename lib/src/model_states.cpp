@@ -115,7 +115,13 @@ ModelStates gpu_states(const Config& c, const StageParams& p, double* host) {
   if (c.offload_optimizer) {
     // ZeRO-Offload: master, moments and an fp32 gradient copy live in host RAM
     // (DeepSpeed estimate_zero2/3_model_states_mem_needs, cpu_offload branch).
-    *host += s.master + s.optimizer + shard(4.0, c.zero_stage >= 2);
+    double fp32_grads = shard(4.0, c.zero_stage >= 2);
+    if (c.adapter != Adapter::kNone) {  // only what trains has a gradient
+      const AdapterShape shape = adapter_shape(c);
+      const double trainable = adapter_trainable(shape, p) + modules_saved(shape, p);
+      fp32_grads = 4.0 * trainable / (c.zero_stage >= 2 ? dense_group : 1.0);
+    }
+    *host += s.master + s.optimizer + fp32_grads;
     s.master = 0;
     s.optimizer = 0;
   }

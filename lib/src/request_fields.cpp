@@ -87,6 +87,7 @@ const std::vector<Row>& rows() {
       {{"lora_dtype", "lora-dtype", FieldKind::kString, "fp32|bf16|fp16", "the adapters' dtype (PEFT: fp32 unless autocast_adapter_dtype=False)"}, &Request::lora_dtype},
       {{"dora", "dora", FieldKind::kBool, "true|false", "DoRA (PEFT use_dora): a magnitude vector per target, each target's base output saved"}, &Request::dora},
       {{"modules_to_save", "modules-to-save", FieldKind::kString, "embedding, lm_head or both (',' or '+')", "modules trained in full beside the adapters (PEFT modules_to_save)"}, &Request::modules_to_save},
+      {{"nf4_kernel", "nf4-kernel", FieldKind::kString, "bitsandbytes|torchao", "who runs an NF4 base's matmuls: bitsandbytes' MatMul4Bit saves each linear's input for backward, torchao's LinearNF4 (torchtune) only the weight; default torchao under torchtune, else bitsandbytes"}, &Request::nf4_kernel},
       {{"kbit_fp32_rest", "kbit-fp32-rest", FieldKind::kBool, "true|false", "QLoRA: the parameters left unquantized (embeddings, norms, LM head) cast to fp32, as PEFT's prepare_model_for_kbit_training does; the residual stream is then fp32 (default: hf without FSDP)"}, &Request::kbit_fp32_rest},
       {{"lora_dropout", "lora-dropout", FieldKind::kNumber, "number from 0 to 1", "dropout on the adapters' input: each target then saves its own mask and input"}, &Request::lora_dropout},
       // parallelism

@@ -75,6 +75,7 @@ struct Request {
   std::optional<bool> dora;                 // weight-decomposed LoRA (PEFT use_dora)
   std::optional<std::string> modules_to_save;  // embedding, lm_head: trained in full beside the adapters
   std::optional<bool> kbit_fp32_rest;       // PEFT prepare_model_for_kbit_training: unquantized params in fp32
+  std::optional<std::string> nf4_kernel;     // bitsandbytes | torchao: who runs the NF4 matmuls
   std::optional<double> lora_dropout;       // dropout on the adapters' input (LitGPT 0.05)
   // --- parallelism ---
   std::optional<int64_t> tensor_parallel;

@@ -29,6 +29,7 @@ constexpr Choice<Adapter> kAdapters[] = {{"none", Adapter::kNone}, {"lora", Adap
 constexpr Choice<BaseDtype> kBaseDtypes[] = {{"fp32", BaseDtype::kFp32}, {"bf16", BaseDtype::kBf16},
                                              {"fp16", BaseDtype::kFp16}, {"nf4", BaseDtype::kNf4},
                                              {"gptq", BaseDtype::kGptq}, {"awq", BaseDtype::kAwq}};
+constexpr Choice<bool> kNf4Kernels[] = {{"bitsandbytes", false}, {"torchao", true}};  // true: torchao
 constexpr Choice<double> kLoraDtypes[] = {{"fp32", 4.0}, {"bf16", 2.0}, {"fp16", 2.0}};
 
 Result<bool> resolve_step_shape(const Request& r, Config& c, Notes& notes) {
@@ -137,7 +138,8 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   if (c.adapter == Adapter::kNone) {
     const char* stray = r.lora_rank ? "lora_rank" : r.lora_targets ? "lora_targets" : r.lora_dropout ? "lora_dropout"
                         : r.base_dtype ? "base_dtype" : r.lora_dtype ? "lora_dtype" : r.dora ? "dora"
-                        : r.modules_to_save ? "modules_to_save" : r.kbit_fp32_rest ? "kbit_fp32_rest" : nullptr;
+                        : r.modules_to_save ? "modules_to_save" : r.kbit_fp32_rest ? "kbit_fp32_rest"
+                        : r.nf4_kernel ? "nf4_kernel" : nullptr;
     if (stray != nullptr) {
       return make_error(ErrorCode::kInconsistent, stray,
                         std::string(stray) + " is given but adapter is not lora|qlora; set adapter=lora (or qlora)");
@@ -173,6 +175,15 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
     }
     c.kbit_fp32_rest = *r.kbit_fp32_rest;
   }
+  // bitsandbytes MatMul4Bit.forward keeps ctx.tensors = (A, B) whenever an input needs a
+  // gradient (bitsandbytes/autograd/_functions.py), so every 4-bit linear saves its input;
+  // torchao's LinearNF4 (torchtune's QLoRA) saves only the NF4 weight (torchao/dtypes/nf4tensor.py).
+  bool bitsandbytes = c.framework != Framework::kTorchtune;
+  if (r.nf4_kernel) {
+    bool torchao = false;
+    if (!take_enum(r.nf4_kernel, "nf4_kernel", kNf4Kernels, &torchao, &e)) return e;
+    bitsandbytes = !torchao;
+  }
   if (r.lora_dropout) {
     if (!(*r.lora_dropout >= 0.0 && *r.lora_dropout < 1.0)) {
       return invalid("lora_dropout", num(*r.lora_dropout), "number from 0 to below 1");
@@ -184,6 +195,7 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   // The base: QLoRA's is NF4 (bitsandbytes Params4bit); a 16-bit base under autocast computes
   // in 16-bit (nothing frozen is fp32), the adapters' matmuls under autocast too.
   if (c.adapter == Adapter::kQlora && c.base_dtype == BaseDtype::kFollow) c.base_dtype = BaseDtype::kNf4;
+  c.nf4_saves_input = bitsandbytes && c.base_dtype == BaseDtype::kNf4;
   if (c.adapter == Adapter::kQlora && c.base_dtype != BaseDtype::kNf4) {
     return make_error(ErrorCode::kInconsistent, "base_dtype",
                       std::string("base_dtype=") + to_string(c.base_dtype) +
