@@ -213,6 +213,32 @@ TEST(AuditLog, RefusesADirectory) {
   EXPECT_FALSE(log.is_open());
 }
 
+// A world-writable folder (as /tmp) lets a user plant a symlink to a root-owned file, or a
+// file of their own, at the log's name: refused as sshd's StrictModes refuses such files.
+TEST(AuditLog, RefusesWhatAnotherUserCouldReplace) {
+  ScratchDir dir;
+  const std::string target = dir.file("root-owned");
+  write_file(target, "precious\n");
+  const std::string link = dir.file("audit.jsonl");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0) << std::strerror(errno);
+  AuditLog log;
+  EXPECT_NE(log.open(link).find("symbolic link"), std::string::npos);
+  EXPECT_NE(log.append(record(1)), "");
+  EXPECT_EQ(read_file(target), "precious\n");  // never appended to through the link
+
+  const std::string shared = dir.file("shared");
+  ASSERT_EQ(::mkdir(shared.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);  // mkdir's mode passes through the umask
+  EXPECT_NE(log.open(shared + "/audit.jsonl").find("folder " + shared + " is writable by others"), std::string::npos);
+
+  const std::string loose = dir.file("loose.jsonl");
+  write_file(loose, "");
+  ASSERT_EQ(::chmod(loose.c_str(), 0666), 0);
+  EXPECT_NE(log.open(loose).find("writable by others (mode 0666)"), std::string::npos);
+  ASSERT_EQ(::chmod(loose.c_str(), 0640), 0);
+  EXPECT_EQ(log.open(loose), "");
+}
+
 TEST(AuditLog, NamesThePathWhenItCannotOpen) {
   ScratchDir dir;
   const std::string path = dir.file("missing/audit.jsonl");

@@ -346,7 +346,7 @@ scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
 write_conf
 sleep 1.2
 mkdir -p "$dir/small"
-if mount -t tmpfs -o size=64k tmpfs "$dir/small" 2>/dev/null; then
+if mount -t tmpfs -o size=64k,mode=0755 tmpfs "$dir/small" 2>/dev/null; then
   audit=$dir/small/audit.jsonl write_conf
   sleep 1.2
   sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1  # first line
@@ -373,6 +373,27 @@ else
   echo "skip full-disk audit test: cannot mount a tmpfs here"
 fi
 scancel -u root -t PD 2>/dev/null
+
+# ---- 9b. The audit log in a folder others can write: a user's symlink is never followed ----
+mkdir -p "$dir/pub" && chmod 1777 "$dir/pub"
+echo "root's own" > "$dir/root-owned" && chmod 600 "$dir/root-owned"
+as_user ln -s "$dir/root-owned" "$dir/pub/audit.jsonl"
+audit=$dir/pub/audit.jsonl write_conf
+sleep 1.2
+as_user sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1
+settle
+[[ $(cat "$dir/root-owned") == "root's own" ]] && grep -q "pub/audit.jsonl is a symbolic link; refused" "$dir/log/slurmctld.log" \
+  && ok "a user's symlink at the audit log's name: not followed, refused in slurmctld's log" \
+  || fail "audit symlink" "$(cat "$dir/root-owned")" "$(grep audit "$dir/log/slurmctld.log" | tail -2)"
+rm -f "$dir/pub/audit.jsonl"
+as_user touch "$dir/pub/audit.jsonl"
+as_user sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1
+settle
+[[ ! -s $dir/pub/audit.jsonl ]] && grep -q "folder $dir/pub is writable by others" "$dir/log/slurmctld.log" \
+  && ok "a log file a user planted in a world-writable folder: refused, nothing written" || fail "planted audit file" "$(tail -2 "$dir/log/slurmctld.log")"
+audit= write_conf
+sleep 1.2
+scancel -u "$user" 2>/dev/null
 
 # ---- The audit log: one valid JSON line per decision; slurmctld healthy ----
 valid=$(/usr/bin/python3 -c "import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)['action']))" "$dir/audit.jsonl")

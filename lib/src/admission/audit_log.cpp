@@ -32,10 +32,33 @@ std::string not_regular(const std::string& path, mode_t mode) {
   return path + " is not a regular file (" + file_kind(mode) + ")";
 }
 
+// As sshd's StrictModes: a log another user can write to, or replace through its directory,
+// is not trusted (the file or its folder writable by others, or the file owned by someone
+// other than root or this process). "" when it is safe.
+std::string folder_not_private(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat dir {};
+  if (::stat(folder.c_str(), &dir) == 0 && (dir.st_mode & S_IWOTH) != 0) {
+    return "the folder " + folder + " is writable by others (mode " + octal_mode(dir.st_mode) +
+           "): a user could replace " + path + "; refused";
+  }
+  return "";
+}
+
+std::string file_not_private(const std::string& path, const struct stat& file) {
+  if ((file.st_mode & S_IWOTH) != 0) return path + " is writable by others (mode " + octal_mode(file.st_mode) + "); refused";
+  if (file.st_uid != 0 && file.st_uid != ::geteuid()) {
+    return path + " is owned by uid " + std::to_string(file.st_uid) + ", not root or this process; refused";
+  }
+  return "";
+}
+
 // Read-write so that pread can look at the last byte; write-only if the file is
 // writable but not readable (then a half line is assumed, see ends_in_half_line).
+// O_NOFOLLOW: a symlink planted at the log's name is refused (ELOOP), never followed.
 int open_for_append(const std::string& path) {
-  const int flags = O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+  const int flags = O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW;
   const int fd = ::open(path.c_str(), O_RDWR | flags, 0640);
   if (fd >= 0 || errno != EACCES) return fd;
   return ::open(path.c_str(), O_WRONLY | flags, 0640);
@@ -85,16 +108,22 @@ void AuditLog::close() {
 std::string AuditLog::open(const std::string& path) {
   close();
   path_ = path;
-  // Look before opening: opening a device can have side effects (a tape rewinds).
+  // Look before opening: opening a device can have side effects (a tape rewinds), and a
+  // symlink or a folder others can write is not opened at all.
   struct stat before {};
-  if (::stat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode)) return not_regular(path, before.st_mode);
+  const bool exists = ::lstat(path.c_str(), &before) == 0;
+  if (exists && S_ISLNK(before.st_mode)) return path + " is a symbolic link; refused (the log is opened with O_NOFOLLOW)";
+  if (exists && !S_ISREG(before.st_mode)) return not_regular(path, before.st_mode);
+  if (std::string folder = folder_not_private(path); !folder.empty()) return folder;
   const int fd = open_for_append(path);
+  if (fd < 0 && errno == ELOOP) return path + " is a symbolic link; refused (the log is opened with O_NOFOLLOW)";
   if (fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
   // And check again what was opened: the path may have changed in between.
   struct stat opened {};
   std::string problem;
   if (::fstat(fd, &opened) != 0) problem = "cannot open " + path + ": " + std::strerror(errno);
   else if (!S_ISREG(opened.st_mode)) problem = not_regular(path, opened.st_mode);
+  else problem = file_not_private(path, opened);
   if (!problem.empty()) {
     ::close(fd);
     return problem;

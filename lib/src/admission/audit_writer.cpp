@@ -140,7 +140,8 @@ void AuditWriter::write_lines(const std::string& path, const std::string& lines,
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!problem.empty()) {
-      if (failing_since_ == 0) {
+      if (failing_since_ == 0 || problem != failing_problem_) {
+        failing_problem_ = problem;
         error = true;
         report = "audit log: " + problem +
                  " (records are dropped, never half-written, until it can be written again; admission goes on)";
@@ -150,6 +151,7 @@ void AuditWriter::write_lines(const std::string& path, const std::string& lines,
     } else if (failing_since_ > 0) {
       report = "audit log " + path + " writable again; " + std::to_string(failing_since_) + " records were dropped";
       failing_since_ = 0;
+      failing_problem_.clear();
     }
   }
   if (!report.empty()) report_(error, report);  // slurmctld's log may be slow: not under the lock

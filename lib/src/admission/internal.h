@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <string>
 
 #include "trainfit/admission.h"
@@ -27,6 +28,13 @@ inline const char* file_kind(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISLNK(mode)) return "a symbolic link";
   return "of an unknown type";
+}
+
+// Permission bits as ls -l's octal: "0777".
+inline std::string octal_mode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
 }
 
 }  // namespace trainfit::admission

@@ -69,6 +69,7 @@ class TRAINFIT_API AuditWriter {
   std::vector<Item> queue_, spare_;
   bool stopping_ = false, busy_ = false, waiting_ = false;
   int64_t dropped_ = 0, failing_since_ = 0;
+  std::string failing_problem_;  // the problem last reported while failing (a new one is reported too)
   std::thread thread_;
   AuditLog log_;
 };
