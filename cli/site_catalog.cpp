@@ -117,7 +117,9 @@ bool use_site_catalogs(const std::string& option, bool print_notes, std::ostream
 int run_check_config(int argc, char** argv, const std::string& catalog_dir_option) {
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
-      "quiet,q", "no summary line and no notes when everything is valid");
+      "quiet,q", "no summary line and no notes when everything is valid")(
+      "slurm-conf", po::value<std::string>()->value_name("FILE"),
+      "slurm.conf whose partitions the overrides must name (default $SLURM_CONF, else /etc/slurm/slurm.conf)");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::string>(), "trainfit.conf to check");
   po::positional_options_description positional;
@@ -167,6 +169,17 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
       ++problems;
     }
     if (policy.ok()) {
+      const std::string slurm_conf = vm.count("slurm-conf") ? vm["slurm-conf"].as<std::string>() : admission::slurm_conf_path();
+      Result<std::string> slurm = admission::read_regular_file(slurm_conf, admission::kMaxConfBytes);
+      if (slurm) {
+        for (const std::string& unknown : admission::unknown_partitions(policy.value(), admission::slurm_partitions(*slurm))) {
+          std::cout << path << ": " << unknown << " (" << slurm_conf << ")\n";
+          ++problems;
+        }
+      } else if (!quiet) {
+        std::cerr << "trainfit: note: " << slurm_conf << " not read (" << slurm.error().message
+                  << "): partition names not checked against it\n";
+      }
       partitions = policy.value().partitions.size();
       aliases = policy.value().gpu_aliases.size();
       if (!quiet) {

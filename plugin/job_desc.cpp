@@ -25,6 +25,8 @@ JobGpuFields gpu_fields(const job_desc_msg_t* d) {
   f.tasks = count(d->num_tasks);
   f.tasks_per_node = count16(d->ntasks_per_node);
   f.sockets_per_node = count16(d->sockets_per_node);
+  // --exclusive (not =user or =mcs): the nodes, and every GRES on them, are the job's alone.
+  f.whole_nodes = d->shared == JOB_SHARED_NONE;
   return f;
 }
 
@@ -79,7 +81,7 @@ Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {
   u.job_id = job_id_of(d);
   Result<GpuTotal> gpus = total_gpus(u.job.fields);
   // Nodes and tasks change the GPUs of --gpus-per-node and --gpus-per-task jobs.
-  u.sets_gpus = !gpus || gpus->gpus > 0 || count(d->min_nodes) > 0 || count(d->num_tasks) > 0 ||
+  u.sets_gpus = !gpus || gpus->gpus > 0 || d->shared == JOB_SHARED_NONE || count(d->min_nodes) > 0 || count(d->num_tasks) > 0 ||
                 count16(d->ntasks_per_node) > 0;
   u.sets_partition = d->partition != nullptr;
   return u;

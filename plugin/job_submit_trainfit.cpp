@@ -69,8 +69,8 @@ bool g_broken = false;           // init failed open (e.g. an internal error): a
 // The audit log: decisions queue their records; one thread writes them, in order.
 AuditWriter* g_audit = nullptr;
 
-// Site catalogs ($TRAINFIT_CATALOG_DIR, else /etc/trainfit; docs/site.md): read at init,
-// then by a thread when their files change; jobs only read the installed catalog.
+// Site catalogs ($TRAINFIT_CATALOG_DIR, else /etc/trainfit; docs/site.md) and trainfit.conf:
+// read at init, then by one thread when their files change; jobs only read what is installed.
 CatalogWatcher* g_catalogs = nullptr;
 
 // Decision ids link an audit line to the job's AdminComment: "<start time hex>-<n>".
@@ -239,11 +239,14 @@ extern "C" int init(void) {
     g_store = &store;
     const std::string fatal = store.load_initial();
     if (!fatal.empty()) return SLURM_ERROR;
+    // One thread looks once a second: the catalogs first, then the policy that names them.
+    catalogs.after_each_check([](bool installed) { g_store->check(installed); });
     try {
       catalogs.start();
       g_catalogs = &catalogs;
     } catch (const std::exception& e) {
-      slurm_error("job_submit/trainfit: site catalogs will not be reloaded: cannot start a thread: %s", e.what());
+      slurm_error("job_submit/trainfit: trainfit.conf and the site catalogs will not be reloaded: cannot start a "
+                  "thread: %s", e.what());
     }
     try {  // no audit thread (a thread limit) must not mean no admission
       static AuditWriter writer(

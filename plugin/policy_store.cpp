@@ -13,14 +13,6 @@ namespace {
 
 using admission::Policy;
 
-constexpr long long kCheckIntervalMs = 1000;
-
-long long monotonic_ms() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
 std::optional<uint32_t> uid_of(const std::string& name) {
   struct passwd entry, *found = nullptr;
   char buffer[4096];
@@ -35,6 +27,26 @@ std::string describe(const LoadedPolicy& p) {
          std::to_string(p.policy.gpu_aliases.size()) + " GPU aliases, audit_log = " + p.policy.audit_log;
 }
 
+// slurm.conf's partitions: which hold their nodes whole, and which overrides name none of them
+// (Slurm matches partition names case-sensitively: partition.Strict is not "strict").
+void add_slurm_partitions(const std::string& conf, Policy& policy) {
+  const std::string path = admission::slurm_conf_path();
+  Result<std::string> text = admission::read_regular_file(path, admission::kMaxConfBytes);
+  if (!text) {
+    slurm_info("job_submit/trainfit: %s not read (%s): partitions are not checked against it, and "
+               "OverSubscribe=EXCLUSIVE is not seen", admission::printable(path).c_str(),
+               admission::printable(text.error().message).c_str());
+    return;
+  }
+  const std::vector<admission::SlurmPartition> partitions = admission::slurm_partitions(text.value());
+  for (const admission::SlurmPartition& p : partitions) {
+    if (p.whole_nodes) policy.whole_node_partitions.insert(p.name);
+  }
+  for (const std::string& unknown : admission::unknown_partitions(policy, partitions)) {
+    slurm_error("job_submit/trainfit: %s: %s", admission::printable(conf).c_str(), admission::printable(unknown).c_str());
+  }
+}
+
 std::shared_ptr<LoadedPolicy> admit_all(const std::string& why) {
   auto p = std::make_shared<LoadedPolicy>();
   p->admit_all = true;
@@ -44,10 +56,10 @@ std::shared_ptr<LoadedPolicy> admit_all(const std::string& why) {
 
 }  // namespace
 
-PolicyStore::Stamp PolicyStore::stamp_now() const {
+PolicyStore::Stamp PolicyStore::stamp_of(const std::string& path) {
   Stamp s;
   struct stat st;
-  if (::stat(path_.c_str(), &st) != 0) return s;
+  if (::stat(path.c_str(), &st) != 0) return s;
   s.exists = true;
   s.dev = st.st_dev, s.ino = st.st_ino, s.size = static_cast<unsigned long long>(st.st_size);
   s.mtime_ns = static_cast<unsigned long long>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec;
@@ -68,13 +80,15 @@ std::shared_ptr<LoadedPolicy> PolicyStore::parse(const std::string& text, const 
     slurm_error("job_submit/trainfit: %s: exempt user '%s' is not known to this host; ignored",
                 admission::printable(path_).c_str(), admission::printable(name).c_str());
   }
+  add_slurm_partitions(path_, loaded->policy);
   loaded->origin = path_ + " (mtime " + std::to_string(stamp.mtime_ns / 1000000000ull) + ")";
   return loaded;
 }
 
 std::string PolicyStore::load_initial() {
   std::lock_guard<std::mutex> lock(mutex_);
-  stamp_ = stamp_now();
+  stamp_ = stamp_of(path_);
+  slurm_conf_stamp_ = stamp_of(admission::slurm_conf_path());
   Result<std::string> text = admission::read_regular_file(path_, admission::kMaxConfBytes);
   const bool open = !text || admission::fail_open_of(text.value());
   std::string problem;
@@ -104,10 +118,20 @@ std::string PolicyStore::load_initial() {
   return "";
 }
 
-void PolicyStore::reload_if_changed() {
-  const Stamp now = stamp_now();
+void PolicyStore::check(bool catalogs_changed) {
+  const Stamp slurm_conf = stamp_of(admission::slurm_conf_path());
+  bool force = catalogs_changed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!(slurm_conf == slurm_conf_stamp_)) force = true, slurm_conf_stamp_ = slurm_conf;
+  }
+  reload_if_changed(force);
+}
+
+void PolicyStore::reload_if_changed(bool force) {
+  const Stamp now = stamp_of(path_);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (now == stamp_) return;
+  if (now == stamp_ && !force) return;
   // A file changed in the last second may be mid-edit (an editor writing in place):
   // look again at the next check rather than load half a file.
   struct timespec wall;
@@ -129,6 +153,12 @@ void PolicyStore::reload_if_changed() {
     return;
   }
   stamp_ = now;
+  if (text && !admission::has_settings(text.value())) {
+    slurm_error("job_submit/trainfit: %s is now empty (no key = value line; a file cut short or a deleted "
+                "policy?); the policy in force stays: %s",
+                admission::printable(path_).c_str(), admission::printable(kept).c_str());
+    return;
+  }
   std::string problem = text ? "" : text.error().message;
   std::shared_ptr<LoadedPolicy> loaded = text ? parse(text.value(), now, &problem) : nullptr;
   if (!loaded) {
@@ -143,9 +173,6 @@ void PolicyStore::reload_if_changed() {
 }
 
 std::shared_ptr<const LoadedPolicy> PolicyStore::current() {
-  const long long now = monotonic_ms();
-  long long next = next_check_ms_.load(std::memory_order_relaxed);
-  if (now >= next && next_check_ms_.compare_exchange_strong(next, now + kCheckIntervalMs)) reload_if_changed();
   std::lock_guard<std::mutex> lock(mutex_);
   return current_;
 }

@@ -1,6 +1,7 @@
-// trainfit.conf as slurmctld sees it: read at init, then picked up again whenever the
-// file changes (a stat at most once a second, as job_submit/lua does with its script),
-// swapped atomically, the old policy kept when the new file is invalid.
+// trainfit.conf as slurmctld sees it: read at init, then picked up again by the catalog
+// watcher's thread whenever it, slurm.conf or the site catalogs change (a stat once a
+// second), swapped atomically, the old policy kept when the new file is invalid or empty.
+// Jobs only read the snapshot: no file I/O, no passwd lookups in job_submit.
 #pragma once
 
 #include <atomic>
@@ -23,8 +24,11 @@ class PolicyStore {
   explicit PolicyStore(std::string path) : path_(std::move(path)) {}
   // "" or why slurmctld must not start (on_error = closed and no usable policy).
   std::string load_initial();
-  // The policy in force; reloads first when the file changed (checked once a second).
+  // The policy in force (never reads a file).
   std::shared_ptr<const LoadedPolicy> current();
+  // The watcher thread's look: reloads when trainfit.conf or slurm.conf changed, or when the
+  // site catalogs were reinstalled (the policy names their GPUs: validated again).
+  void check(bool catalogs_changed);
   const std::string& path() const { return path_; }
 
  private:
@@ -36,15 +40,14 @@ class PolicyStore {
              ctime_ns == o.ctime_ns;
     }
   };
-  Stamp stamp_now() const;
-  void reload_if_changed();
+  static Stamp stamp_of(const std::string& path);
+  void reload_if_changed(bool force);
   std::shared_ptr<LoadedPolicy> parse(const std::string& text, const Stamp& stamp, std::string* problem) const;
 
   std::string path_;
   std::mutex mutex_;  // guards current_ and stamp_
   std::shared_ptr<const LoadedPolicy> current_;
-  Stamp stamp_;
-  std::atomic<long long> next_check_ms_{0};
+  Stamp stamp_, slurm_conf_stamp_;
 };
 
 }  // namespace trainfit::plugin

@@ -388,6 +388,63 @@ TEST(Decision, AcceptRejectWarnResize) {
   EXPECT_NE(resize.message.find("global batch 8 -> " + std::to_string(expected)), std::string::npos) << resize.message;
 }
 
+// Slurm gives an --exclusive job (or any job of an OverSubscribe=EXCLUSIVE partition) every
+// GRES of its nodes: judged as gpus_per_node x nodes, never resized.
+TEST(Decision, WholeNodeJobsHoldTheirNodesGpus) {
+  Policy policy = parse_policy("gpus_per_node = 8\npartition.strict.require_annotation = true\n"
+                               "partition.strict.action = resize").value();
+  policy.whole_node_partitions.insert("whole");
+  Job plain = job_of("model=llama3-8b", "", "strict");
+  plain.annotation = Annotation{};
+  EXPECT_EQ(decide(policy, plain).verdict, Verdict::kPass);  // a CPU job
+  plain.fields.whole_nodes = true;
+  const Decision refused = decide(policy, plain);
+  EXPECT_EQ(refused.reason, Reason::kAnnotationRequired);
+  EXPECT_NE(refused.message.find("holds its nodes' 8 GPUs"), std::string::npos) << refused.message;
+  Job two_nodes = job_of(kBig, "", "strict");
+  two_nodes.fields.whole_nodes = true;
+  two_nodes.fields.nodes = 2;
+  const Decision on16 = decide(policy, two_nodes);
+  EXPECT_EQ(on16.gpus_requested, 16);
+  EXPECT_EQ(on16.verdict, Verdict::kReject);  // 70B at seq 8192 needs more: refused, not resized
+  Job in_whole = job_of("model=llama3-8b zero=3", "", "whole");
+  EXPECT_EQ(decide(policy, in_whole).gpus_requested, 8);
+  EXPECT_EQ(decide(policy, in_whole).verdict, Verdict::kAccept);
+}
+
+TEST(Decision, PartitionListsAreDedupedAndCapped) {
+  Policy policy = parse_policy("gpus_per_node = 8").value();
+  std::string many;
+  for (int i = 0; i <= static_cast<int>(kMaxJobPartitions); ++i) many += "p" + std::to_string(i) + ",";
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:8", many)).verdict, Verdict::kReject);
+  std::string same;
+  for (int i = 0; i < 1000; ++i) same += "gpu,";
+  EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:8", same)).verdict, Verdict::kAccept);
+}
+
+TEST(SlurmConf, PartitionsAsSlurmctldReadsThem) {
+  const std::vector<SlurmPartition> parts = slurm_partitions(
+      "# a comment PartitionName=commented\n"
+      "NodeName=n[1-4] Gres=gpu:8\n"
+      "partitionname=DEFAULT OverSubscribe=EXCLUSIVE State=UP\n"
+      "PartitionName=whole Nodes=n[1-2]\n"
+      "PartitionName=Shared Nodes=n[3-4] \\\n"
+      "   OverSubscribe=FORCE:4 # continued\n"
+      "PartitionName=old Shared=Exclusive\n");
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].name, "whole");
+  EXPECT_TRUE(parts[0].whole_nodes);  // from DEFAULT
+  EXPECT_EQ(parts[1].name, "Shared");
+  EXPECT_FALSE(parts[1].whole_nodes);  // the continuation line's value
+  EXPECT_TRUE(parts[2].whole_nodes);   // the pre-15.08 spelling
+  Policy policy = parse_policy("partition.shared.action = warn\npartition.whole.action = warn").value();
+  const std::vector<std::string> unknown = unknown_partitions(policy, parts);
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_NE(unknown[0].find("did you mean 'Shared'"), std::string::npos) << unknown[0];
+  EXPECT_FALSE(has_settings("# only a comment\n\n   \n"));
+  EXPECT_TRUE(has_settings("# policy\naction = warn\n"));
+}
+
 // A resize must grant at least what it says, whatever the job's layout and whatever
 // gpus_per_node the annotation claims: the partition's layout is the one truth.
 struct Layout {

@@ -69,7 +69,8 @@ ${job_submit:+JobSubmitPlugins=$job_submit}
 ${CLUSTER_NODES_CONF:-NodeName=localhost CPUs=64 RealMemory=512000 Gres=gpu:h100:64 State=UNKNOWN
 PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 PartitionName=elastic Nodes=localhost MaxTime=INFINITE State=UP
-PartitionName=strict Nodes=localhost MaxTime=INFINITE State=UP}
+PartitionName=strict Nodes=localhost MaxTime=INFINITE State=UP
+PartitionName=whole Nodes=localhost MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE}
 CONF
   cat > "$dir/gres.conf" <<CONF
 AutoDetect=off

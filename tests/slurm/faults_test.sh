@@ -87,7 +87,7 @@ reload_case() {  # reload_case NAME EXPECTED_LOG_REGEX PROBE_AFTER_A_RESTART SET
   local name=$1 want=$2 fresh=$3; shift 3
   local before; before=$(wc -l < "$log")
   "$@"
-  sleep 2.2   # the plugin looks at most once a second, and leaves a file changed <1 s ago
+  sleep 3.2   # the watcher looks once a second, and leaves a file changed <1 s ago
   # The next submissions reload: the file must neither block them (a FIFO) nor lose the policy.
   local p1 p2; p1=$(probe); p2=$(probe)
   local said; said=$(tail -n +$((before + 1)) "$log" | grep "job_submit/trainfit" | grep -E "$want" | head -1)
@@ -110,8 +110,8 @@ reload_case() {  # reload_case NAME EXPECTED_LOG_REGEX PROBE_AFTER_A_RESTART SET
   else
     fail "reload, trainfit.conf $name + scontrol reconfigure ($how)" "probe: $p1, expected $expect, rc=$rc_reconf" "log: $(grep trainfit "$log" | tail -3)"
   fi
-  rm -rf "$conf"; install_good; sleep 2.2
-  # After a restart the good file is read at the next submission, as after any edit.
+  rm -rf "$conf"; install_good; sleep 3.2
+  # After a restart the good file is read at the watcher's next look, as after any edit.
   [[ $(probe) == warned ]] || fail "the good policy back after $name" "$(grep trainfit "$log" | tail -2)"
 }
 # At a fresh start (a 24.11 reconfigure): a missing file means the built-in defaults

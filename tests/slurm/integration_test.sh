@@ -27,7 +27,16 @@ if [[ $(id -u) -ne 0 ]]; then echo "integration_test.sh: needs root (munged, slu
 id "$user" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$user"
 as_user() { runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" "$@"; }
 
+# trainfit.conf's reloads, as slurmctld's log shows them (the plugin's watcher thread looks
+# once a second and leaves a file changed less than a second ago for the next look).
+conf_events() { grep -cE "job_submit/trainfit: (reloaded|.*(changed but is not valid|is now empty|was removed))" "$dir/log/slurmctld.log" 2>/dev/null; }
+conf_seen=0
+await_reload() {
+  for _ in $(seq 80); do (( $(conf_events) > conf_seen )) && break; sleep 0.1; done
+  conf_seen=$(conf_events)
+}
 write_conf() {
+  conf_seen=$(conf_events)
   cat > "$dir/trainfit.conf" <<CONF
 # default partition: reject; "elastic": resize; "strict": annotation required
 action = reject
@@ -42,6 +51,7 @@ partition.elastic.action = resize
 partition.strict.require_annotation = true
 partition.elastic8.action = resize
 partition.elastic8.gpus_per_node = 8
+partition.whole.require_annotation = true
 $*
 CONF
 }
@@ -109,6 +119,25 @@ out=$(scontrol update job="$job" Partition=strict 2>&1); rc=$?
 rec=$(last_audit)
 [[ $(json "$rec" "['event']") == modify && $(json "$rec" "['partition']") == strict && $(json "$rec" "['job_id']") == "$job" &&
    $(json "$rec" "['reason']") == annotation_required ]] && ok "the refused move is audited with job id and partition" || fail "move audit" "$rec"
+
+# ---- 2b. Whole-node jobs hold every GPU of their nodes (as an ordinary user) ----
+for args in "-p strict --exclusive" "-p strict --exclusive --gpus=0" "-p whole" "-p whole --gpus=0"; do
+  lines=$(audit_lines)
+  # shellcheck disable=SC2086
+  out=$(nospank as_user sbatch -H $args --wrap true 2>&1); rc=$?
+  rec=$(last_audit)
+  [[ $rc -eq 1 && $out == *"requires an LLM training annotation for GPU jobs ("*"holds its nodes' 64 GPUs)"* &&
+     $(audit_lines) -eq $((lines + 1)) && $(json "$rec" "['reason']") == annotation_required ]] \
+    && ok "sbatch $args, unannotated: refused (holds 64 GPUs), audited" || fail "whole-node $args" "rc=$rc $out" "$rec"
+done
+out=$(as_user sbatch -H --parsable --exclusive "${big[@]}" --wrap true 2>&1); rc=$?
+rec=$(last_audit)
+[[ $rc -eq 0 && $(json "$rec" "['action']") == accept && $(json "$rec" "['gpus_requested']") == 64 ]] \
+  && ok "--exclusive 70B at seq 8192 (min_gpus_to_fit=$min64): judged on the node's 64 GPUs, accepted, audited" \
+  || fail "annotated --exclusive" "rc=$rc $out" "$rec"
+scancel "$(tail -1 <<<"$out")" 2>/dev/null
+grep -q "partition.elastic8: slurm.conf has no partition 'elastic8'" "$dir/log/slurmctld.log" \
+  && ok "an override for a partition slurm.conf lacks is named in slurmctld's log" || fail "unknown partition override" "$(grep elastic8 "$dir/log/slurmctld.log")"
 
 # ---- 3. Updates ----
 lines=$(audit_lines)
@@ -319,7 +348,7 @@ scontrol cancel "$job" 2>/dev/null
 # ---- 8. Exemptions (picked up by the reload of 7) ----
 write_conf "exempt_users = $user
 exempt_accounts = ops"
-sleep 1.2
+await_reload
 out=$(as_user sbatch -H --parsable --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
 [[ $rc -eq 0 && $(json "$(last_audit)" "['action']") == exempt ]] && ok "exempt user: admitted, audited as exempt" || fail "exempt user" "rc=$rc" "$out"
 scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
@@ -331,24 +360,31 @@ grep -q "reloaded; policy in force from $dir/trainfit.conf" "$dir/log/slurmctld.
 
 # ---- 7. Reload: a new policy applies; an invalid file keeps the old one ----
 write_conf "partition.gpu.action = warn"
-sleep 1.2
+await_reload
 out=$(sbatch -H --parsable -p gpu --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
 [[ $rc -eq 0 && $out == *"min_gpus_to_fit=$min64"* ]] && ok "reload: partition gpu now warns (no restart)" || fail "reload warn" "rc=$rc" "$out"
 scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+conf_seen=$(conf_events)
 printf 'action = deny\n' > "$dir/trainfit.conf"
-sleep 1.2
+await_reload
 out=$(sbatch -H --parsable -p gpu --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
 [[ $rc -eq 0 ]] && grep -q "changed but is not valid (trainfit.conf line 1: action='deny'.*); the policy in force stays" "$dir/log/slurmctld.log" \
   && ok "reload of an invalid file keeps the policy in force, and says so" || fail "invalid reload" "rc=$rc $out"
 scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+conf_seen=$(conf_events)
+printf '# emptied by a full disk or a bad deploy\n\n' > "$dir/trainfit.conf"
+await_reload
+out=$(nospank as_user sbatch -H -p strict --gpus=h100:8 --wrap true 2>&1); rc=$?
+[[ $rc -eq 1 && $out == *"requires an LLM training annotation"* ]] && grep -q "trainfit.conf is now empty (no key = value line" "$dir/log/slurmctld.log" \
+  && ok "an emptied trainfit.conf keeps the policy in force (strict still refuses), and says so" || fail "empty reload" "rc=$rc $out"
 
 # ---- 9. The audit log on a full filesystem: whole lines or none ----
 write_conf
-sleep 1.2
+await_reload
 mkdir -p "$dir/small"
 if mount -t tmpfs -o size=64k,mode=0755 tmpfs "$dir/small" 2>/dev/null; then
   audit=$dir/small/audit.jsonl write_conf
-  sleep 1.2
+  await_reload
   sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1  # first line
   dd if=/dev/zero of="$dir/small/filler" bs=4096 2>/dev/null   # until ENOSPC
   rcs=""
@@ -366,7 +402,7 @@ print(n)" "$dir/small/audit.jsonl" 2>&1)
     ok "full disk: jobs admitted, records dropped whole, $parsed lines all parse, writing resumes"
   else fail "full disk" "rcs=$rcs dropped=$dropped parsed=$parsed"; fi
   audit= write_conf
-  sleep 1.2
+  await_reload
   sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1  # moves the log back
   umount "$dir/small"
 else
@@ -379,7 +415,7 @@ mkdir -p "$dir/pub" && chmod 1777 "$dir/pub"
 echo "root's own" > "$dir/root-owned" && chmod 600 "$dir/root-owned"
 as_user ln -s "$dir/root-owned" "$dir/pub/audit.jsonl"
 audit=$dir/pub/audit.jsonl write_conf
-sleep 1.2
+await_reload
 as_user sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1
 settle
 [[ $(cat "$dir/root-owned") == "root's own" ]] && grep -q "pub/audit.jsonl is a symbolic link; refused" "$dir/log/slurmctld.log" \
@@ -392,7 +428,7 @@ settle
 [[ ! -s $dir/pub/audit.jsonl ]] && grep -q "folder $dir/pub is writable by others" "$dir/log/slurmctld.log" \
   && ok "a log file a user planted in a world-writable folder: refused, nothing written" || fail "planted audit file" "$(tail -2 "$dir/log/slurmctld.log")"
 audit= write_conf
-sleep 1.2
+await_reload
 scancel -u "$user" 2>/dev/null
 
 # ---- The audit log: one valid JSON line per decision; slurmctld healthy ----
@@ -499,7 +535,7 @@ out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1);
    grep -q "job_submit/trainfit: internal error: TRAINFIT_FAIL_DECISIONS" "$dir/log/slurmctld.log" \
   && ok "internal error, on_error = closed: refused with the internal-error line; logged" || fail "internal closed" "rc=$rc" "$out"
 write_conf "on_error = open"
-sleep 1.2
+await_reload
 out=$(sbatch -H --parsable --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1); rc=$?
 [[ $rc -eq 0 ]] && ok "internal error, on_error = open: admitted" || fail "internal open" "rc=$rc" "$out"
 scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null

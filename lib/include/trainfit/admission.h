@@ -41,6 +41,7 @@ TRAINFIT_API Result<TresList> parse_tres(const std::string& text);
 struct JobGpuFields {
   std::string per_job, per_node, per_task, per_socket;
   int64_t nodes = 0, max_nodes = 0, tasks = 0, tasks_per_node = 0, sockets_per_node = 0;
+  bool whole_nodes = false;  // --exclusive: Slurm gives the job every GPU of its nodes
 };
 struct GpuTotal {
   int64_t gpus = 0;
@@ -126,6 +127,17 @@ struct PartitionPolicy {
   std::set<uint32_t> exempt_uids;  // exempt_users resolved at load (resolve_exempt_users)
 };
 
+// ---- slurm.conf's partitions (slurm_conf.cpp) ----
+
+struct SlurmPartition {
+  std::string name;          // as Slurm matches it: case-sensitive
+  bool whole_nodes = false;  // OverSubscribe=EXCLUSIVE: every job holds its nodes whole
+};
+// PartitionName= lines of a slurm.conf text (DEFAULT's settings carried to later lines).
+TRAINFIT_API std::vector<SlurmPartition> slurm_partitions(const std::string& text);
+// $SLURM_CONF, else /etc/slurm/slurm.conf.
+TRAINFIT_API std::string slurm_conf_path();
+
 struct Policy {
   PartitionPolicy defaults;
   std::map<std::string, PartitionPolicy> partitions;  // overrides, by partition name
@@ -135,6 +147,9 @@ struct Policy {
   std::string default_partition;
   std::string audit_log = "/var/log/slurm/trainfit-audit.jsonl";
   bool fail_open = true;  // on_error = open | closed
+  // From slurm.conf (slurm_partitions), not trainfit.conf: partitions whose jobs all hold
+  // their nodes whole (OverSubscribe=EXCLUSIVE).
+  std::set<std::string> whole_node_partitions;
   const PartitionPolicy& for_partition(const std::string& partition) const;
 };
 
@@ -142,6 +157,14 @@ struct Policy {
 // "partition.NAME.KEY = VALUE"; "gpu_alias.NAME = CATALOG_NAME". Values of enumerated
 // keys are case-insensitive. Errors: "trainfit.conf line N: ...".
 TRAINFIT_API Result<Policy> parse_policy(const std::string& text);
+
+// Whether the text has any key = value line (not only blanks and comments): an empty
+// trainfit.conf at reload is a file cut short, not a new policy.
+TRAINFIT_API bool has_settings(const std::string& text);
+
+// One line per partition.NAME override (and default_partition) that names no partition of
+// slurm.conf, with the name Slurm has when only the case differs.
+TRAINFIT_API std::vector<std::string> unknown_partitions(const Policy& policy, const std::vector<SlurmPartition>& slurm);
 
 // on_error as the file states it, read as a key even when the rest of the file is
 // invalid (true = open, the default).
@@ -165,6 +188,9 @@ constexpr size_t kMaxConfBytes = 1 << 20;      // trainfit.conf
 constexpr size_t kMaxHfConfigBytes = 4 << 20;  // --llm-hf-config
 
 // ---- Decision (decision.cpp, resize.cpp) ----
+
+// A job's partition list is judged entry by entry: at most this many distinct partitions.
+constexpr size_t kMaxJobPartitions = 64;
 
 struct Job {
   Annotation annotation;

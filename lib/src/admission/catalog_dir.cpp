@@ -144,6 +144,7 @@ CatalogWatcher::CatalogWatcher(std::string dir, bool must_exist, Log log)
 CatalogWatcher::~CatalogWatcher() { stop(); }
 
 bool CatalogWatcher::load() {
+  std::lock_guard<std::mutex> lock(stamp_mutex_);
   stamp_ = catalog_dir_stamp(dir_);
   const CatalogSet set = load_site_catalogs(dir_, must_exist_);
   for (const std::string& problem : set.problems) log_(true, "site catalog: " + problem);
@@ -157,6 +158,7 @@ bool CatalogWatcher::load() {
 }
 
 bool CatalogWatcher::check_once() {
+  std::lock_guard<std::mutex> lock(stamp_mutex_);
   const std::string now = catalog_dir_stamp(dir_);
   if (now == stamp_ || recently_changed(dir_)) return false;
   stamp_ = now;
@@ -182,7 +184,8 @@ void CatalogWatcher::start() {
     while (!wake_.wait_for(held, std::chrono::seconds(1), [this] { return stopping_; })) {
       held.unlock();
       try {
-        check_once();
+        const bool installed = check_once();
+        if (after_check_) after_check_(installed);
       } catch (...) {  // out of memory while reading: try again at the next look
       }
       held.lock();
@@ -196,7 +199,12 @@ void CatalogWatcher::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  std::thread running;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);  // start() assigns thread_ under the same lock
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) running = std::move(thread_);
+  }
+  if (running.joinable()) running.join();
 }
 
 }  // namespace trainfit::admission

@@ -32,13 +32,31 @@ struct Evaluation {
   bool fits() const { return !error && !no_gpus && response.breakdown.fits; }
 };
 
+// The job's partitions, each once, at most kMaxJobPartitions of them (checked first: a longer
+// list is refused in decide, so no job makes slurmctld evaluate without bound).
 std::vector<std::string> partitions_of(const std::string& list) {
   std::vector<std::string> out;
   for (const std::string& name : split(list, ',')) {
-    if (!trim(name).empty()) out.push_back(trim(name));
+    const std::string p = trim(name);
+    if (!p.empty() && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   }
   if (out.empty()) out.push_back("");
   return out;
+}
+
+// Whole-node jobs (--exclusive; a partition with OverSubscribe=EXCLUSIVE): Slurm allocates
+// every GRES of an exclusive job's nodes (slurm.conf OverSubscribe, sbatch --exclusive).
+bool holds_whole_nodes(const Policy& policy, const std::vector<std::string>& parts, const Job& job) {
+  if (job.fields.whole_nodes) return true;
+  for (const std::string& p : parts) {
+    const std::string& name = p.empty() ? policy.default_partition : p;
+    if (policy.whole_node_partitions.count(name) > 0) return true;
+  }
+  return false;
+}
+
+int64_t whole_node_gpus(const PartitionPolicy& rules, const JobGpuFields& fields) {
+  return rules.gpus_per_node * std::max<int64_t>(1, std::max(fields.nodes, int64_t{0}));
 }
 
 bool exempt(const PartitionPolicy& p, const Job& job) {
@@ -292,6 +310,11 @@ const Estimator& local_estimator() {
 
 Decision decide(const Policy& policy, const Job& job, const Estimator& estimator) {
   const std::vector<std::string> parts = partitions_of(job.partition);
+  if (parts.size() > kMaxJobPartitions) {
+    return refuse(Verdict::kReject, Reason::kInvalidAnnotation,
+                  "trainfit: the job names " + std::to_string(parts.size()) + " distinct partitions; accepted: at most " +
+                      std::to_string(kMaxJobPartitions));
+  }
   bool all_exempt = true, requires = false;
   std::string requiring;
   for (const std::string& p : parts) {
@@ -309,12 +332,22 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
     if (!job.annotation.found && !requires) return Decision{};
     return refuse(Verdict::kReject, Reason::kGpuRequest, "trainfit: " + gpus.error().message);
   }
+  // A whole-node job that names no GPUs still holds every GPU of its nodes.
+  const bool whole = gpus->gpus == 0 && !gpus->gpu_shares && holds_whole_nodes(policy, parts, job);
+  if (whole) {
+    gpus->untyped = true;
+    gpus->source = "whole nodes";
+    gpus->gpus = whole_node_gpus(policy.for_partition(parts.front()), job.fields);
+    gpus->written = job.fields.whole_nodes ? "--exclusive" : "OverSubscribe=EXCLUSIVE";
+  }
   if (!job.annotation.found) {
     if (!requires || (gpus->gpus == 0 && !gpus->gpu_shares)) return Decision{};  // a CPU job is not an LLM training job
     return refuse(Verdict::kReject, Reason::kAnnotationRequired,
-                  "trainfit: partition " + requiring +
-                      " requires an LLM training annotation for GPU jobs: add --llm-model=NAME (and --llm-seq, "
-                      "--llm-zero, ...) or --comment=\"trainfit: model=NAME seq=N\"");
+                  "trainfit: partition " + requiring + " requires an LLM training annotation for GPU jobs" +
+                      (whole ? " (" + gpus->written + ": the job holds its nodes' " + std::to_string(gpus->gpus) + " GPUs)"
+                             : std::string()) +
+                      ": add --llm-model=NAME (and --llm-seq, --llm-zero, ...) or --comment=\"trainfit: model=NAME "
+                      "seq=N\"");
   }
   if (job.annotation_error) {
     Decision d = refuse(refusal(policy, parts), Reason::kInvalidAnnotation, "trainfit: invalid annotation: " + job.annotation_error->message);
@@ -322,7 +355,10 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
     return d;
   }
   std::vector<Evaluation> now;
-  for (const std::string& p : parts) now.push_back(evaluate(policy, p, job, gpus.value(), gpus->gpus, estimator));
+  for (const std::string& p : parts) {
+    const int64_t held = whole ? whole_node_gpus(policy.for_partition(p), job.fields) : gpus->gpus;
+    now.push_back(evaluate(policy, p, job, gpus.value(), held, estimator));
+  }
   for (const Evaluation& e : now) {
     if (!e.error) continue;
     const std::string what = e.reason == Reason::kInvalidAnnotation ? "invalid annotation: "
@@ -356,7 +392,7 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   bool resize = false, reject = false;
   for (const Evaluation& e : now) {
     if (e.fits()) continue;
-    resize |= e.rules->action == Action::kResize && !job.step;
+    resize |= e.rules->action == Action::kResize && !job.step && !whole;  // whole nodes: nothing to resize
     reject |= e.rules->action != Action::kWarn;
   }
   if (resize) return try_resize(policy, job, gpus.value(), now, parts);

@@ -177,6 +177,31 @@ Result<Policy> parse_policy(const std::string& text) {
   return policy;
 }
 
+bool has_settings(const std::string& text) {
+  for (const std::string& raw : split(text, '\n')) {
+    if (!trim(raw.substr(0, raw.find('#'))).empty()) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> unknown_partitions(const Policy& policy, const std::vector<SlurmPartition>& slurm) {
+  std::vector<std::string> out;
+  auto check = [&](const std::string& name, const std::string& key) {
+    std::string same_but_case;
+    for (const SlurmPartition& p : slurm) {
+      if (p.name == name) return;
+      if (lower(p.name) == lower(name)) same_but_case = p.name;
+    }
+    out.push_back(key + ": slurm.conf has no partition '" + name + "'" +
+                  (same_but_case.empty() ? std::string("; these keys apply to no job")
+                                         : "; Slurm matches partition names case-sensitively: did you mean '" +
+                                               same_but_case + "'?"));
+  };
+  for (const auto& [name, rules] : policy.partitions) check(name, "partition." + name);
+  if (!policy.default_partition.empty()) check(policy.default_partition, "default_partition");
+  return out;
+}
+
 bool fail_open_of(const std::string& text) {
   bool open = true;
   for (const std::string& raw : split(text, '\n')) {

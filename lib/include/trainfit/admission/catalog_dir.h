@@ -50,6 +50,9 @@ class TRAINFIT_API CatalogWatcher {
   CatalogWatcher& operator=(const CatalogWatcher&) = delete;
   // Reads and installs at once (init), logging notes and problems. False on problems.
   bool load();
+  // Called by the watching thread after each look, with whether a new catalog was installed:
+  // the policy reloads there, after the catalogs it names (set before start()).
+  void after_each_check(std::function<void(bool installed)> then) { after_check_ = std::move(then); }
   void start();  // the watching thread (idempotent)
   void stop();   // joins it
   // One look (what the thread does each second); true when a new catalog was installed.
@@ -60,8 +63,10 @@ class TRAINFIT_API CatalogWatcher {
   std::string dir_;
   bool must_exist_;
   Log log_;
+  std::function<void(bool)> after_check_;
+  std::mutex stamp_mutex_;  // guards stamp_: load(), check_once() and the thread's looks
   std::string stamp_;
-  std::mutex mutex_;
+  std::mutex mutex_;        // guards stopping_ and thread_
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread thread_;
