@@ -220,7 +220,7 @@ class Desc {
     d.min_nodes = d.max_nodes = d.num_tasks = TRAINFIT_JOB_ID(&d) = d.time_limit = NO_VAL;
     d.user_id = 1000;
     d.group_id = 1000;
-    d.ntasks_per_node = d.sockets_per_node = NO_VAL16;
+    d.ntasks_per_node = d.sockets_per_node = d.shared = NO_VAL16;
   }
   ~Desc() { release(); }
   Desc(const Desc&) = delete;
