@@ -59,9 +59,12 @@ Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
   for (uint32_t i = 0; d->spank_job_env != nullptr && i < d->spank_job_env_size; ++i) {
     if (d->spank_job_env[i] != nullptr && ours(d->spank_job_env[i])) env.emplace_back(d->spank_job_env[i]);
   }
-  Result<bool> read = annotation_from_spank_env(env, &job.annotation);
-  if (!read) job.annotation_error = read.error();
-  if (read && !job.annotation.found) read_comment(d, &job);
+  const std::string comment = str(d->comment);
+  Result<bool> read = annotation_of_job(env, d->comment != nullptr ? &comment : nullptr, &job.annotation);
+  if (!read) {
+    job.annotation_error = read.error();
+    job.annotation.found = true;  // what was given is judged (and refused), never passed over
+  }
   job.fields = gpu_fields(d);
   job.partition = str(d->partition);
   job.uid = d->user_id != NO_VAL ? d->user_id : submit_uid;

@@ -219,6 +219,8 @@ int allocator_post_opt(spank_t sp) {
     say_error("trainfit: " + read.error().message);
     return -1;
   }
+  // --llm-check alone: the job's comment is the annotation, slurmctld's to read.
+  if (!annotation.found) return 0;
   // The model and its settings must make sense before anything is queued; the GPU
   // count is slurmctld's to judge (sbatch does not see --gpus at this point).
   Request probe = annotation.request;

@@ -422,6 +422,23 @@ TEST(Decision, PartitionListsAreDedupedAndCapped) {
   EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:8", same)).verdict, Verdict::kAccept);
 }
 
+TEST(Annotation, CommentAndOptionsAreOneOrTheOtherOrAgree) {
+  const std::string comment = "trainfit: model=llama3-405b seq=131072";
+  Annotation a;
+  Result<bool> both = annotation_of_job({spank_env_name("model") + "=llama3-8b"}, &comment, &a);
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().code, ErrorCode::kInconsistent);
+  EXPECT_EQ(both.error().field, "comment");
+  Annotation check_only;
+  ASSERT_TRUE(annotation_of_job({spank_env_name("check") + "=1"}, &comment, &check_only).ok());
+  EXPECT_TRUE(check_only.found);
+  EXPECT_TRUE(check_only.check);
+  EXPECT_EQ(check_only.request.model, "llama3-405b");
+  const std::string same = "trainfit: model=llama3-8b";
+  Annotation agree;
+  EXPECT_TRUE(annotation_of_job({spank_env_name("model") + "=llama3-8b"}, &same, &agree).ok());
+}
+
 TEST(SlurmConf, PartitionsAsSlurmctldReadsThem) {
   const std::vector<SlurmPartition> parts = slurm_partitions(
       "# a comment PartitionName=commented\n"

@@ -139,6 +139,15 @@ scancel "$(tail -1 <<<"$out")" 2>/dev/null
 grep -q "partition.elastic8: slurm.conf has no partition 'elastic8'" "$dir/log/slurmctld.log" \
   && ok "an override for a partition slurm.conf lacks is named in slurmctld's log" || fail "unknown partition override" "$(grep elastic8 "$dir/log/slurmctld.log")"
 
+# ---- 2c. A comment annotation and --llm-* options: one of them, or both saying the same ----
+out=$(as_user sbatch -H --gpus=h100:8 --comment="trainfit: model=llama3-405b seq=131072" --llm-model=llama3-8b --wrap true 2>&1); rc=$?
+[[ $rc -eq 1 && $out == *"comment annotation ('trainfit: model=llama3-405b seq=131072') and its --llm-* options (model=llama3-8b"*"disagree"* ]] \
+  && ok "comment says 405b, --llm-model says 8b: refused, naming both" || fail "conflicting annotations" "rc=$rc $out"
+out=$(as_user sbatch -H --parsable --gpus=h100:8 --comment="trainfit: model=llama3-8b zero=3" --llm-check --wrap true 2>&1); rc=$?
+[[ $rc -eq 0 && $out == *"trainfit: fits: "*"min_gpus_to_fit="* ]] && ok "--llm-check with a comment annotation: the comment's verdict" \
+  || fail "--llm-check + comment" "rc=$rc $out"
+scancel "$(tail -1 <<<"$out")" 2>/dev/null
+
 # ---- 3. Updates ----
 lines=$(audit_lines)
 out=$(scontrol update job="$job" Comment="trainfit: model=llama3-405b seq=131072" 2>&1); rc=$?

@@ -97,6 +97,11 @@ struct Annotation {
 // The same function checks the options in sbatch (SPANK) and in slurmctld.
 TRAINFIT_API Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Annotation* out);
 
+// A submission's annotation: its --llm-* options, else its comment. Both, saying different
+// things, is an error naming both; --llm-check alone asks for the comment's verdict.
+TRAINFIT_API Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::string* comment,
+                                            Annotation* out);
+
 // From a job comment "trainfit: model=llama3-70b seq=8192 zero=3" (keys: the options
 // above or any request field). out->found is false when the comment is not trainfit's.
 TRAINFIT_API Result<bool> annotation_from_comment(const std::string& comment, Annotation* out);

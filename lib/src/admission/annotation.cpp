@@ -9,6 +9,7 @@
 
 #include "../text.h"
 #include "trainfit/admission.h"
+#include "trainfit/json.h"
 
 namespace trainfit::admission {
 namespace {
@@ -202,7 +203,7 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
     } else if (entry.compare(0, prefix, kSpankPrefix) == 0 && eq > prefix) {
       const OptionSpec* option = option_from_env_name(std::string_view(entry).substr(prefix, eq - prefix));
       if (option == nullptr) continue;
-      out->found = true;
+      if (!is_check(option->option)) out->found = true;  // --llm-check alone annotates nothing
       options.emplace_back(option, entry.substr(eq + 1));
     }
   }
@@ -218,6 +219,28 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
     out->check |= is_check(option->option);
     Result<bool> set = builder.set_option(option->option, value);
     if (!set) return set.error();
+  }
+  return true;
+}
+
+Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::string* comment, Annotation* out) {
+  Result<bool> options = annotation_from_spank_env(env, out);
+  if (!options) return options;
+  if (comment == nullptr) return true;
+  Annotation from_comment;
+  Result<bool> read = annotation_from_comment(*comment, &from_comment);
+  if (!out->found) {  // the comment is the annotation; --llm-check still asks for the verdict
+    const bool check = out->check;
+    if (!read) return read;
+    *out = from_comment;
+    out->check |= check;
+    return true;
+  }
+  if (!from_comment.found) return true;
+  if (!read || request_to_json(from_comment.request) != request_to_json(out->request)) {
+    return make_error(ErrorCode::kInconsistent, "comment",
+                      "the job's comment annotation ('" + truncated(*comment, 200) + "') and its --llm-* options (" +
+                          truncated(to_key_values(out->request), 200) + ") disagree; give one of them");
   }
   return true;
 }
