@@ -5,6 +5,7 @@
 // bounded work per job, no global lock around the decision (the policy is an
 // immutable snapshot), every string given to Slurm from slurm_xstrdup.
 #include <pwd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -191,6 +192,9 @@ int check_update(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   const std::shared_ptr<const LoadedPolicy> loaded = g_store->current();
   if (loaded->admit_all) return SLURM_SUCCESS;
   Update update = update_from(d, uid);
+  // Slurm's own operators: root and SlurmUser (slurmctld runs as SlurmUser); the site's in
+  // trainfit.conf `operators` (Slurm's AdminLevel lives in slurmdbd, out of the plugin's reach).
+  update.by_operator = uid == 0 || uid == static_cast<uint32_t>(::getuid()) || loaded->policy.operator_uids.count(uid) > 0;
   Decision decision = decide_update(loaded->policy, update);
   return finish("modify", d, uid, std::move(update.job), std::move(decision), loaded, err_msg);
 }

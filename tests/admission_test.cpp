@@ -711,13 +711,25 @@ TEST(Update, WhatAnUpdateCarriesIsChecked) {
   EXPECT_EQ(full.verdict, Verdict::kReject);  // an update is never resized
   EXPECT_EQ(full.reason, Reason::kTooFewGpus);
 
-  Update gpus_only;  // TresPerJob only: the job's annotation is invisible in 22.05
+  Update gpus_only;  // TresPerJob only, by the job's owner: the job's annotation is invisible
+  gpus_only.job_id = "7";
+  gpus_only.job.uid = 1000;
   gpus_only.job.fields.per_job = "gres:gpu:h100:2";
   gpus_only.sets_gpus = true;
+  const Decision user = decide_update(policy, gpus_only);
+  EXPECT_EQ(user.verdict, Verdict::kReject);
+  EXPECT_EQ(user.reason, Reason::kGpuRequest);
+  EXPECT_NE(user.message.find("scontrol update job=7"), std::string::npos) << user.message;
+  gpus_only.by_operator = true;  // root, SlurmUser, `operators`: passed, audited as unchecked
   const Decision g = decide_update(policy, gpus_only);
   EXPECT_EQ(g.verdict, Verdict::kPass);
   EXPECT_TRUE(g.unchecked);
-  EXPECT_NE(g.message.find("job_ptr is private"), std::string::npos);
+  EXPECT_NE(g.message.find("by an operator"), std::string::npos);
+  gpus_only.by_operator = false;
+  EXPECT_TRUE(decide_update(parse_policy("unchecked_updates = allow").value(), gpus_only).unchecked);
+  Policy exempting = parse_policy("exempt_users = 1000").value();
+  resolve_exempt_users(exempting, [](const std::string&) -> std::optional<uint32_t> { return std::nullopt; });
+  EXPECT_EQ(decide_update(exempting, gpus_only).verdict, Verdict::kPass);
 
   EXPECT_EQ(decide_update(policy, Update{}).verdict, Verdict::kPass);
 }

@@ -527,8 +527,11 @@ void job_submit_valid() {
     Desc w;
     TRAINFIT_JOB_ID(&w.d) = 44;
     w.gpus("gres:gpu:16");
-    o = modify(p, w);
-    CHECK(o.rc == SLURM_SUCCESS && shim::logged("job 44: GPU update not checked"), "GPU-only update: rc %d", o.rc);
+    o = modify(p, w);  // by its owner (uid 1000): refused unless restated
+    CHECK(o.rc != SLURM_SUCCESS && shim::logged("job 44: changing a job's GPUs"), "a user's GPU-only update: rc %d", o.rc);
+    o = modify(p, w, 0);  // by root: passed, logged as unchecked
+    CHECK(o.rc == SLURM_SUCCESS && shim::logged("job 44: GPU update not checked (by an operator)"),
+          "root's GPU-only update: rc %d", o.rc);
     Desc x;
     TRAINFIT_JOB_ID(&x.d) = 45;
     x.set(&x.d.partition, "strict");

@@ -166,9 +166,27 @@ fi
 out=$(scontrol update job="$job" Comment="trainfit: model=llama3-8b zero=3" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
 [[ $rc -eq 0 && $(field Comment "$job") == trainfit:* ]] && ok "annotation update that fits: applied" || fail "fitting update" "rc=$rc $out"
 out=$(scontrol update job="$job" TresPerJob=gres:gpu:h100:4 2>&1); rc=$?
-[[ $rc -eq 0 && $(json "$(last_audit)" "['action']") == unchecked ]] && grep -q "update not checked: Slurm's job_modify" "$dir/log/slurmctld.log" \
-  && ok "GPU-count-only update: passes, audited and logged as unchecked" || fail "GPU-only update" "rc=$rc $out" "$(last_audit)"
+[[ $rc -eq 0 && $(json "$(last_audit)" "['action']") == unchecked ]] && grep -q "update not checked (by an operator): Slurm's job_modify" "$dir/log/slurmctld.log" \
+  && ok "root's GPU-count-only update: passes, audited and logged as unchecked" || fail "GPU-only update" "rc=$rc $out" "$(last_audit)"
 scontrol cancel "$job" 2>/dev/null
+
+# ---- 3c. A job's owner cannot reopen the gate with scontrol update ----
+job=$(as_user sbatch -H --parsable --gpus=h100:64 "${big[@]}" --wrap true 2>&1)
+for change in "TresPerJob=gres:gpu:h100:8" "NumTasks=4" "TresPerNode=gres:gpu:h100:8" "Gres=gpu:h100:8" "Partition=elastic" "NumNodes=2"; do
+  lines=$(audit_lines)
+  out=$(as_user scontrol update JobId="$job" $change 2>&1); rc=$?
+  [[ $rc -ne 0 && $(colon "$(field TresPerJob "$job")") == gres:gpu:h100:64 && $(audit_lines) -eq $((lines + 1)) &&
+     $(json "$(last_audit)" "['action']") == reject ]] && ok "owner's update $change: refused, audited, the job keeps its 64 GPUs" \
+    || fail "owner's update $change" "rc=$rc $out" "$(field TresPerJob "$job") $(last_audit)"
+done
+out=$(as_user scontrol update JobId="$job" Comment="trainfit: model=llama3-8b zero=3" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
+[[ $rc -eq 0 && $(colon "$(field TresPerJob "$job")") == gres:gpu:h100:8 ]] && ok "owner's update restating an annotation that fits: applied" \
+  || fail "owner's restated update" "rc=$rc $out"
+scancel "$job" 2>/dev/null
+array=$(as_user sbatch -H --parsable --array=0-1 --gpus=h100:64 "${big[@]}" --wrap true 2>&1)
+out=$(as_user scontrol update JobId="${array}_0" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
+[[ $rc -ne 0 ]] && ok "owner's update of an array element: refused" || fail "array element update" "rc=$rc $out"
+scancel "$array" 2>/dev/null
 
 # ---- 3b. What this release's slurmctld hands the plugin (docs/slurm.md, "Slurm releases") ----
 # Every client spelling arrives in slurmctld's own: "gres:gpu" up to 23.02, "gres/gpu" from

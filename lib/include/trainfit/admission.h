@@ -152,6 +152,13 @@ struct Policy {
   std::string default_partition;
   std::string audit_log = "/var/log/slurm/trainfit-audit.jsonl";
   bool fail_open = true;  // on_error = open | closed
+  // Who may change a job's GPUs, tasks, nodes or partition without restating its annotation
+  // (besides root and SlurmUser): `operators = alice,1234`, resolved at load.
+  std::set<std::string> operators;
+  std::set<uint32_t> operator_uids;
+  // unchecked_updates = refuse (default): such an update by anyone else is refused unless it
+  // restates the annotation; allow: passed and audited as unchecked (the behaviour before 0.x).
+  bool allow_unchecked_updates = false;
   // From slurm.conf (slurm_partitions), not trainfit.conf: partitions whose jobs all hold
   // their nodes whole (OverSubscribe=EXCLUSIVE).
   std::set<std::string> whole_node_partitions;
@@ -261,6 +268,7 @@ struct Update {
   Job job;             // the annotation from the update's comment, its GPU fields and partition
   std::string job_id;
   bool sets_gpus = false, sets_partition = false;
+  bool by_operator = false;  // root, SlurmUser or a trainfit.conf `operators` entry
 };
 // Checks what the update carries (update.cpp says what Slurm 22.05 lets it see).
 TRAINFIT_API Decision decide_update(const Policy& policy, const Update& update);

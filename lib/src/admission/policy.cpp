@@ -132,6 +132,18 @@ Result<Policy> parse_policy(const std::string& text) {
       policy.default_partition = value;
       continue;
     }
+    if (key == "operators") {
+      const std::string problem = set_list(policy.operators, "operators", value);
+      if (!problem.empty()) return conf_error(number, problem);
+      continue;
+    }
+    if (key == "unchecked_updates") {
+      if (lower(value) != "refuse" && lower(value) != "allow") {
+        return conf_error(number, "unchecked_updates='" + value + "' is not valid; accepted: refuse|allow");
+      }
+      policy.allow_unchecked_updates = lower(value) == "allow";
+      continue;
+    }
     if (key.rfind("gpu_alias.", 0) == 0) {
       const std::string site_name = key.substr(10);
       Result<const GpuSpec*> gpu = find_gpu(value);
@@ -154,13 +166,14 @@ Result<Policy> parse_policy(const std::string& text) {
       if (!problem.empty()) return conf_error(number, problem);
     }
     if (!known) {
-      std::vector<std::string> names = {"audit_log", "on_error", "default_partition"};
+      std::vector<std::string> names = {"audit_log", "on_error", "default_partition", "operators", "unchecked_updates"};
       for (const auto& entry : partition_keys()) names.push_back(entry.first);
       const std::string hint = did_you_mean(key, names);
       return conf_error(number, "unknown key '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                                     "; known: action, resize_max_gpus, headroom, default_gpu, gpus_per_node, "
                                     "require_annotation, exempt_users, exempt_accounts, exempt_qos, audit_log, "
-                                    "on_error, default_partition, gpu_alias.NAME, partition.NAME.KEY");
+                                    "on_error, default_partition, operators, unchecked_updates, gpu_alias.NAME, "
+                                    "partition.NAME.KEY");
     }
   }
   for (const auto& [line, partition, key, value] : overrides) {
@@ -229,6 +242,15 @@ std::vector<std::string> resolve_exempt_users(Policy& policy, UidLookup lookup) 
   };
   resolve(policy.defaults);
   for (auto& [name, partition] : policy.partitions) resolve(partition);
+  policy.operator_uids.clear();
+  for (const std::string& user : policy.operators) {
+    int64_t uid = 0;
+    std::optional<uint32_t> found;
+    if (parse_int(user, &uid) && uid >= 0 && uid <= UINT32_MAX) found = static_cast<uint32_t>(uid);
+    else found = lookup(user);
+    if (found) policy.operator_uids.insert(*found);
+    else if (std::find(unknown.begin(), unknown.end(), user) == unknown.end()) unknown.push_back(user);
+  }
   return unknown;
 }
 
