@@ -8,9 +8,10 @@
 // verdict on a submission (and --llm-check's report) is slurmctld's.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,24 +106,16 @@ void log_config_notes(const ConfigFile& file) {
   }
 }
 
+// Called for the options on the command line and, in srun, again for those an enclosing
+// sbatch/salloc exported (SLURM_SPANK__SLURM_SPANK_OPTION_trainfit_*): files are read later,
+// only for options that are the submission's or the step's own (local_user_init).
 int option_cb(int val, const char* optarg, int remote) {
   if (remote) return 0;
   try {
     const OptionSpec& option = llm_options().at(static_cast<size_t>(val));
     const std::string value = optarg != nullptr ? optarg : "";
-    if (std::string(option.option) == "hf-config") {
-      Result<Request> geometry = hf_geometry(value);
-      if (!geometry) {
-        say_error("trainfit: " + geometry.error().message);
-        return -1;
-      }
-    } else if (std::string(option.option) == "config") {
-      Result<ConfigFile> file = config_file(value);
-      if (!file) {
-        say_error("trainfit: " + file.error().message);
-        return -1;
-      }
-    } else if (std::string(option.option) != "check") {
+    const std::string name = option.option;
+    if (name != "check" && name != "hf-config" && name != "config") {
       Annotation scratch;  // each value alone, so that a typo fails at once
       Result<bool> ok = annotation_from_spank_env({spank_env_name(option.option) + "=" + value}, &scratch);
       if (!ok) {
@@ -296,7 +289,32 @@ Result<Policy> step_policy() {
   return parse_policy(text.value());
 }
 
+// The --llm-* options srun's own command line gives ("--llm-seq=8192", "--llm-seq 8192", or an
+// unambiguous prefix as getopt_long takes it): those an allocation exported are not the step's.
+std::vector<std::string> own_llm_options(const std::vector<std::string>& srun_argv) {
+  std::vector<std::string> own;
+  for (const std::string& word : srun_argv) {
+    if (word.rfind("--llm-", 0) != 0) continue;
+    const std::string given = word.substr(6, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 6);
+    std::string match;
+    int matches = 0;
+    for (const OptionSpec& option : llm_options()) {
+      const std::string name = option.option;
+      if (name == given) { match = name, matches = 1; break; }
+      if (name.rfind(given, 0) == 0) match = name, ++matches;
+    }
+    if (matches == 1) own.push_back(match);
+  }
+  return own;
+}
+
 int local_user_init(spank_t sp) {
+  if (g_values.empty()) return 0;
+  // A step is judged on its own options, not on what the allocation exported.
+  const std::vector<std::string> own = own_llm_options(srun_options(sp));
+  g_values.erase(std::remove_if(g_values.begin(), g_values.end(),
+                                [&](const auto& entry) { return std::find(own.begin(), own.end(), entry.first) == own.end(); }),
+                 g_values.end());
   if (g_values.empty()) return 0;
   Result<std::vector<std::string>> env = job_env();
   if (!env) {

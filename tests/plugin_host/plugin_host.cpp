@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -971,7 +972,28 @@ void spank_bad_plugstack() {
 }
 
 // srun inside an allocation: the step is judged by the same decide().
+// srun reads a step's own options from its command line (/proc/self/cmdline up to the program):
+// the scenario runs in this program started again as "srun" would be, with the --llm-* words
+// on its command line and a program after "--" (S_JOB_ARGV).
+std::vector<std::string> g_host_args;  // main's five arguments
+bool g_as_srun = false;                // this process is the re-executed "srun"
+
+void exec_as_srun(bool big, bool hostile_env) {
+  std::vector<std::string> words = {"plugin_host"};
+  words.insert(words.end(), g_host_args.begin(), g_host_args.end());
+  words.insert(words.end(), {"--srun-step", big ? "big" : "small", hostile_env ? "hostile" : "plain"});
+  for (const auto& [name, value] : big ? kBig : kSmall) words.push_back("--llm-" + name + "=" + value);
+  words.insert(words.end(), {"--", "echo", "step"});
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(&w[0]);
+  argv.push_back(nullptr);
+  execv("/proc/self/exe", argv.data());
+  std::perror("execv");
+  std::exit(1);
+}
+
 void spank_srun_step(bool big, bool hostile_env) {
+  if (!g_as_srun) exec_as_srun(big, hostile_env);
   const std::string dir = scenario_dir(std::string("spank_srun_") + (big ? "big" : "small") + (hostile_env ? "_hostile" : ""));
   use_conf(dir, site_conf(dir + "/audit.jsonl"));
   Spank s = load_spank();
@@ -981,8 +1003,8 @@ void spank_srun_step(bool big, bool hostile_env) {
   for (const auto& [name, value] : big ? kBig : kSmall) {
     CHECK(give_option(h, "llm-" + name, value.c_str()) == 0, "--llm-%s", name.c_str());
   }
-  // srun's environment in the allocation; its own command line is this program's, whose
-  // words are all the program's (S_JOB_ARGV), so srun has no GPU options of its own.
+  // srun's environment in the allocation; its own command line carries the --llm-* options
+  // and no GPU options (the words after "--" are the program's, S_JOB_ARGV).
   setenv("SLURM_GPUS", hostile_env ? (std::string(5000, '9') + "\x01").c_str() : "h100:8", 1);
   if (hostile_env) {
     setenv("SLURM_GPUS_PER_NODE", "\xff\xfe:1e999", 1);
@@ -994,8 +1016,9 @@ void spank_srun_step(bool big, bool hostile_env) {
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(&w[0]);
   argv.push_back(nullptr);
-  h.job_argc = static_cast<int>(words.size()) - 1;
-  h.job_argv = argv.data() + 1;
+  const size_t program = static_cast<size_t>(std::find(words.begin(), words.end(), "--") - words.begin()) + 1;
+  h.job_argc = static_cast<int>(words.size() - program);
+  h.job_argv = argv.data() + program;
   h.nnodes = 1;
   h.total_tasks = 8;
   shim::clear_logs();
@@ -1030,10 +1053,12 @@ void spank_slurmstepd() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 9 && std::string(argv[6]) == "--srun-step") argc = 6, g_as_srun = true;  // re-executed as srun
   if (argc != 6) {
     std::fprintf(stderr, "usage: plugin_host JOB_SUBMIT_SO SPANK_SO TRAINFIT_CLI FIXTURES_DIR WORK_DIR\n");
     return 2;
   }
+  g_host_args.assign(argv + 1, argv + std::min(argc, 6));
   g_job_so = argv[1];
   g_spank_so = argv[2];
   g_cli = argv[3];
@@ -1059,6 +1084,11 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  if (g_as_srun) {  // the srun step scenario, in the process whose command line srun would have
+    spank_srun_step(std::string(argv[7]) == "big", std::string(argv[8]) == "hostile");
+    std::printf("  srun step: %d checks, %d failed\n", g_checks, g_failures);
+    return g_failures == 0 ? 0 : 1;
+  }
   int failed = 0;
   failed += run_scenario("job_submit: accept, reject, resize, partition lists, updates", job_submit_valid);
   failed += run_scenario("job_submit: hostile annotations, TRES, spank_job_env, threads", job_submit_hostile);

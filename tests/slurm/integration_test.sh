@@ -349,6 +349,14 @@ for spelling in "--gpus=h100:1" "--gpus 1" "-G 1" "-G1" "--mpi none -G 1" "-w lo
 done
 out=$(timeout 60 salloc --gpus=h100:8 "${big[@]}" true 2>&1); rc=$?
 [[ $rc -ne 0 && $out == *"min_gpus_to_fit=$min64"* ]] && ok "salloc allocation rejected" || fail "salloc" "rc=$rc" "$out"
+# A step is judged on its own --llm-* options, not those the allocation exported; a file named
+# at submission is not read again by the steps (deleted here before they run).
+cp "$here/../fixtures/hf/llama-3-8b.config.json" "$dir/own.json" && chmod a+r "$dir/own.json"
+out=$(cd "$dir" && as_user timeout 120 salloc -n 4 --gpus=h100:8 --llm-hf-config="$dir/own.json" --llm-zero=3 \
+        bash -c "rm -f $dir/own.json; srun -n1 --gpus=h100:1 echo one-gpu-step; srun --gres=none echo no-gpu-step" 2>&1); rc=$?
+[[ $rc -eq 0 && $out == *one-gpu-step* && $out == *no-gpu-step* && $out != *"step refused"* ]] \
+  && ok "inside salloc --llm-*: srun steps without their own options run (file deleted after submitting)" \
+  || fail "steps inherit the allocation's annotation" "rc=$rc" "$out"
 
 # ---- 10. Audit records and the verdict on the job, as an ordinary user ----
 out=$(as_user sbatch -H --parsable -J llm-train --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1); rc=$?
