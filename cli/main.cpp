@@ -5,8 +5,10 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -29,7 +31,8 @@ using namespace trainfit;
 
 namespace {
 
-enum Exit { kFits = 0, kOom = 1, kBadInput = 2, kNoEndpoint = 3 };
+// 70 for a bug (sysexits.h EX_SOFTWARE): an internal error is not the user's bad input.
+enum Exit { kFits = 0, kOom = 1, kBadInput = 2, kNoEndpoint = 3, kInternalError = 70 };
 
 const char* const kCommands[] = {"estimate", "min-gpus", "sweep", "models", "gpus", "fields", "serve", "report", "plot", "policy", "check-config"};
 
@@ -163,6 +166,10 @@ int run_catalog_command(const std::string& command, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    // Test hook (tests/cli_test.sh): an internal error, to see its exit status and line.
+    if (const char* fail = std::getenv("TRAINFIT_FAIL_INTERNAL"); fail != nullptr && std::string(fail) == "1") {
+      throw std::runtime_error("TRAINFIT_FAIL_INTERNAL is set (a test hook)");
+    }
     std::string catalog_dir;
     const std::string catalog_usage = cli::take_catalog_dir(&argc, argv, &catalog_dir);
     if (!catalog_usage.empty()) return bad_input(catalog_usage);
@@ -198,6 +205,6 @@ int main(int argc, char** argv) {
                      "; see 'trainfit --help'");
   } catch (const std::exception& e) {
     std::cerr << "trainfit: internal error: " << e.what() << "\n";
-    return kBadInput;
+    return kInternalError;
   }
 }

@@ -26,6 +26,7 @@ check help 0 "estimate" -- "$bin" --help
 check version 0 "^trainfit $version\$" -- "$bin" --version
 check estimate-help 0 "--micro-batch" -- "$bin" estimate --help
 check fits 0 "^FITS: llama3-8b" -- "$bin" estimate --model llama3-8b --gpus 8 --gpu h100 --zero 3 --recompute full
+check internal-error 70 "^trainfit: internal error: TRAINFIT_FAIL_INTERNAL" -- env TRAINFIT_FAIL_INTERNAL=1 "$bin" estimate --model llama3-8b
 check oom 1 "^OOM: llama3-70b at seq 8192 needs .* min_gpus_to_fit=" -- \
   "$bin" estimate --model llama3-70b --gpus 8 --gpu h100 --seq 8192 --zero 3
 check json 0 '"per_gpu_total_gb"' -- "$bin" estimate --model llama3-8b --gpus 8 --zero 3 --recompute full --format json

@@ -47,18 +47,6 @@ std::string replace_invalid_utf8(std::string_view text) {
 }
 namespace {
 
-std::string hex_byte(unsigned char byte) {
-  const char* digits = "0123456789ABCDEF";
-  return {digits[byte >> 4], digits[byte & 15]};
-}
-
-[[noreturn]] void bad_utf8(std::string_view text, size_t at) {
-  if (at >= text.size()) {
-    throw std::invalid_argument("incomplete UTF-8 string; last byte: 0x" + hex_byte(static_cast<unsigned char>(text.back())));
-  }
-  throw std::invalid_argument("invalid UTF-8 byte at index " + std::to_string(at) + ": 0x" + hex_byte(static_cast<unsigned char>(text[at])));
-}
-
 // A UTF-8 lead byte: the sequence's length (0: not a lead) and its second byte's range
 // (Unicode's Table 3-7: no overlongs, surrogates or code points above U+10FFFF).
 struct Utf8Lead {
@@ -77,15 +65,15 @@ Utf8Lead utf8_lead(unsigned char lead) {
   return {0, 0, 0};
 }
 
-// Length of the well-formed UTF-8 sequence at text[at]; throws, as nlohmann's dump()
-// does, at the first byte that cannot continue it.
+// Length of the well-formed UTF-8 sequence at text[at]; 0 when the byte cannot start one
+// or the bytes after it cannot continue it.
 size_t utf8_length(std::string_view text, size_t at) {
   const Utf8Lead lead = utf8_lead(static_cast<unsigned char>(text[at]));
-  if (lead.length == 0) bad_utf8(text, at);
+  if (lead.length == 0) return 0;
   for (size_t i = 1; i < lead.length; ++i) {
-    if (at + i >= text.size()) bad_utf8(text, at + i);
+    if (at + i >= text.size()) return 0;
     const auto next = static_cast<unsigned char>(text[at + i]);
-    if (next < (i == 1 ? lead.low : 0x80) || next > (i == 1 ? lead.high : 0xBF)) bad_utf8(text, at + i);
+    if (next < (i == 1 ? lead.low : 0x80) || next > (i == 1 ? lead.high : 0xBF)) return 0;
   }
   return lead.length;
 }
@@ -279,7 +267,15 @@ void JsonWriter::put_quoted(std::string_view text) {
   for (size_t i = plain_end(text, 0); i < text.size(); i = plain_end(text, i)) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
-      i += utf8_length(text, i);
+      const size_t length = utf8_length(text, i);
+      if (length > 0) {
+        i += length;
+        continue;
+      }
+      // Not UTF-8 (a path or a name from a foreign locale): U+FFFD, never an exception.
+      put(text.substr(run, i - run));
+      put(std::string_view("\xEF\xBF\xBD"));
+      run = ++i;
       continue;
     }
     put(text.substr(run, i - run));

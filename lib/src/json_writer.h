@@ -45,7 +45,7 @@ class JsonWriter {
     after_key_ = true;
     return *this;
   }
-  JsonWriter& string(std::string_view text);  // UTF-8; throws std::invalid_argument if not
+  JsonWriter& string(std::string_view text);  // UTF-8; each byte that is not becomes U+FFFD
   JsonWriter& integer(int64_t value);
   JsonWriter& number(double value);  // shortest round-trip digits, "1.0", "1e-05"; NaN/inf: null
   // number(scaled / 1e4) for an integer-valued `scaled` (a figure rounded to 4 decimals,

@@ -2,6 +2,8 @@
 // the Slurm plugin to err_msg, the HTTP service to a 400 JSON body.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -38,15 +40,24 @@ class Result {
 
   bool ok() const { return value_.has_value(); }
   explicit operator bool() const { return ok(); }
-  const T& value() const& { return *value_; }
-  T& value() & { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  const T* operator->() const { return &*value_; }
-  T* operator->() { return &*value_; }
-  const T& operator*() const { return *value_; }
+  // Asking an error for its value is a bug: debug builds abort, saying which error it was.
+  const T& value() const& { return (expect_value(), *value_); }
+  T& value() & { return (expect_value(), *value_); }
+  T&& value() && { return (expect_value(), std::move(*value_)); }
+  const T* operator->() const { return (expect_value(), &*value_); }
+  T* operator->() { return (expect_value(), &*value_); }
+  const T& operator*() const { return (expect_value(), *value_); }
   const Error& error() const { return error_; }
 
  private:
+  void expect_value() const {
+#ifndef NDEBUG
+    if (!value_) {
+      std::fprintf(stderr, "trainfit: Result::value() called on an error: %s\n", error_.message.c_str());
+      std::abort();
+    }
+#endif
+  }
   std::optional<T> value_;
   Error error_;
 };

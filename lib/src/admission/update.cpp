@@ -43,8 +43,8 @@ Decision decide_update(const Policy& policy, const Update& u) {
   if (u.sets_partition) {
     for (const std::string& p : split(job.partition, ',')) {
       const PartitionPolicy& rules = policy.for_partition(trim(p));
-      const bool exempted = rules.exempt_uids.count(job.uid) > 0;
-      if (rules.require_annotation && !exempted) {
+      const bool exempt_here = rules.exempt_uids.count(job.uid) > 0;
+      if (rules.require_annotation && !exempt_here) {
         return decision_of(Verdict::kReject, Reason::kAnnotationRequired,
                     "trainfit: job " + id + ": partition " + trim(p) +
                         " requires an LLM training annotation, and Slurm does not show job_modify the job's "
