@@ -42,13 +42,26 @@ bool plain(const std::string& text) {
 }  // namespace
 
 AccessLog* AccessLog::open(const std::string& path, std::string* error) {
-  if (path.empty()) return new AccessLog(STDERR_FILENO, false);
+  if (path.empty()) return new AccessLog(STDERR_FILENO, false, "");
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) {
     *error = "access-log='" + path + "' cannot be opened: " + std::strerror(errno);
     return nullptr;
   }
-  return new AccessLog(fd, true);
+  return new AccessLog(fd, true, path);
+}
+
+bool AccessLog::reopen(std::string* error) {
+  if (!owned_) return true;  // stderr: nothing to reopen
+  const int fresh = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  if (fresh < 0) {
+    *error = "access-log='" + path_ + "' cannot be opened again: " + std::strerror(errno);
+    return false;
+  }
+  const bool swapped = ::dup3(fresh, fd_, O_CLOEXEC) >= 0;
+  if (!swapped) *error = "access-log='" + path_ + "': dup3: " + std::strerror(errno);
+  ::close(fresh);
+  return swapped;
 }
 
 AccessLog::~AccessLog() {

@@ -28,13 +28,18 @@ class AccessLog {
   AccessLog& operator=(const AccessLog&) = delete;
 
   void write(const AccessEntry& entry);
+  // SIGHUP after logrotate's rename: the path opened again and put in place of the old file
+  // with dup2, atomically for the writers (a line being written lands whole in the old file).
+  // False (and *error) when the path cannot be opened: the old file stays in use.
+  bool reopen(std::string* error);
   // Lines not written in full (a full disk, a closed pipe), counted rather than retried.
   std::uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
 
  private:
-  AccessLog(int fd, bool owned) : fd_(fd), owned_(owned) {}
-  int fd_;
+  AccessLog(int fd, bool owned, std::string path) : fd_(fd), owned_(owned), path_(std::move(path)) {}
+  int fd_;  // never changes: reopen() dup2s a new file onto it
   bool owned_;
+  std::string path_;
   std::atomic<std::uint64_t> lost_{0};
 };
 

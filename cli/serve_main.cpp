@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -158,20 +159,41 @@ std::string current_user() {
   return pw != nullptr ? pw->pw_name : std::to_string(geteuid());
 }
 
-// SIGHUP: the site catalogs read again, as at start (docs/site.md). A set with problems is
-// reported and not installed: the service goes on with the catalogs it had. Runs on an
-// event-loop thread; the files are bounded (256 files of 1 MiB a folder).
-void reload_catalogs_on_sighup(boost::asio::signal_set& hup, const std::string& catalog_dir, Routes& routes) {
-  hup.async_wait([&hup, &catalog_dir, &routes](const boost::system::error_code& ec, int) {
+// The SIGHUP reload's worker: the catalog files are read off the event loops, so that no
+// request waits for them (with one loop thread, every request would).
+struct Reloader {
+  std::thread worker;
+  std::atomic<bool> busy{false};
+  ~Reloader() {
+    if (worker.joinable()) worker.join();
+  }
+};
+
+// SIGHUP: the access log opened again (logrotate renamed it) and the site catalogs read
+// again, as at start (docs/site.md). A set with problems is reported and not installed: the
+// service goes on with the catalogs it had. The files are bounded (256 files of 1 MiB a folder).
+void reload_on_sighup(boost::asio::signal_set& hup, const std::string& catalog_dir, Routes& routes, AccessLog& log,
+                      Reloader& reloader) {
+  hup.async_wait([&hup, &catalog_dir, &routes, &log, &reloader](const boost::system::error_code& ec, int) {
     if (ec) return;
-    std::cerr << "trainfit: SIGHUP: reading the site catalogs again\n";
-    if (use_site_catalogs(catalog_dir, true, std::cerr)) {
-      routes.refresh_catalogs();
-      std::cerr << "trainfit: site catalogs reloaded\n";
+    std::string error;
+    if (!log.reopen(&error)) std::cerr << "trainfit: SIGHUP: " << error << "; the old access log stays in use\n";
+    if (reloader.busy.exchange(true)) {
+      std::cerr << "trainfit: SIGHUP: a reload is already running\n";
     } else {
-      std::cerr << "trainfit: site catalogs not reloaded; the ones in use stay\n";
+      if (reloader.worker.joinable()) reloader.worker.join();  // the last one, finished
+      reloader.worker = std::thread([&catalog_dir, &routes, &reloader] {
+        std::cerr << "trainfit: SIGHUP: reading the site catalogs again\n";
+        if (use_site_catalogs(catalog_dir, true, std::cerr)) {
+          routes.refresh_catalogs();
+          std::cerr << "trainfit: site catalogs reloaded\n";
+        } else {
+          std::cerr << "trainfit: site catalogs not reloaded; the ones in use stay\n";
+        }
+        reloader.busy = false;
+      });
     }
-    reload_catalogs_on_sighup(hup, catalog_dir, routes);
+    reload_on_sighup(hup, catalog_dir, routes, log, reloader);
   });
 }
 
@@ -195,8 +217,9 @@ int run_serve(int argc, char** argv, const std::string& catalog_dir) {
   const int port = listener.bind(o.host, o.port, &error);
   if (port < 0) return fail("listen='" + o.host + ":" + std::to_string(o.port) + "' cannot be bound: " + error);
   if (!drop_privileges(o.user, &error)) return fail(error);
+  Reloader reloader;  // joined after the loops stop (declared after what its worker uses)
   boost::asio::signal_set hup(loops.first(), SIGHUP);  // before "serving on": a HUP from then on reloads
-  reload_catalogs_on_sighup(hup, catalog_dir, routes);
+  reload_on_sighup(hup, catalog_dir, routes, *log, reloader);
   std::cerr << "trainfit: serving on " << o.host << ":" << port << " as '" << o.node_name << "' with " << o.threads
             << (o.threads == 1 ? " thread" : " threads") << ", user " << current_user() << "\n";
 

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -559,6 +560,61 @@ void job_submit_valid() {
 }
 
 
+// Decisions while the watcher thread reloads: 4 RPC threads submit for ~3 s while trainfit.conf
+// and the site catalogs are rewritten (a conf naming a GPU the catalogs add in the same edit),
+// the audit writer appends, and updates arrive. Run under ThreadSanitizer in CI (scripts/test.sh).
+void job_submit_reloads() {
+  const std::string dir = scenario_dir("job_submit_reloads");
+  const std::string audit = dir + "/audit.jsonl";
+  use_conf(dir, site_conf(audit));
+  mkdir((dir + "/catalogs/gpus.d").c_str(), 0755);
+  JobSubmit p = load_job_submit();
+  CHECK(p.init() == SLURM_SUCCESS, "init failed");
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0}, decided{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; !done; ++i) {
+        Desc j;
+        const bool big = (i + t) % 2 == 1;
+        j.gpus("gres:gpu:h100:8").env(options_env(big ? kBig : kSmall));
+        char* err = nullptr;
+        const int rc = t == 3 && i % 5 == 0 ? modify(p, j, 0).rc : p.submit(&j.d, 1000, &err);
+        if (t != 3 || i % 5 != 0) {
+          if (rc != (big ? ESLURM_INVALID_GRES : SLURM_SUCCESS)) ++wrong;
+          ++decided;
+        }
+        slurm_xfree(reinterpret_cast<void**>(&err));
+      }
+    });
+  }
+  // Both policies give every job above the same verdict; each edit is backdated 2 s so that the
+  // watcher (which leaves files changed in the last second) takes it at its next look.
+  const auto start = std::chrono::steady_clock::now();
+  for (int edit = 0; std::chrono::steady_clock::now() - start < std::chrono::seconds(3); ++edit) {
+    const std::string gpus = dir + "/catalogs/gpus.d/site.json";
+    write_file(gpus, std::string(R"({"gpus": [{"name": "site-gpu-)") + std::to_string(edit % 2) +
+                         R"(", "capacity_bytes": 48305799168}]})");
+    write_file(dir + "/trainfit.conf.new", site_conf(audit, "gpu_alias.sitegpu = site-gpu-" + std::to_string(edit % 2) +
+                                                           (edit % 2 ? "\nheadroom = 0.01\n" : "\n")));
+    rename((dir + "/trainfit.conf.new").c_str(), (dir + "/trainfit.conf").c_str());
+    const struct timeval past[2] = {{time(nullptr) - 2, 0}, {time(nullptr) - 2, 0}};
+    utimes((dir + "/trainfit.conf").c_str(), past);
+    utimes(gpus.c_str(), past);
+    utimes((dir + "/catalogs/gpus.d").c_str(), past);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  done = true;
+  for (auto& thread : threads) thread.join();
+  CHECK(wrong == 0, "%d of %d decisions wrong while reloading", wrong.load(), decided.load());
+  CHECK(shim::logged("reloaded; policy in force"), "no reload seen in %d edits", 10);
+  CHECK(!shim::logged("not valid"), "a reload was refused: a conf naming a GPU its catalogs add in the same edit");
+  CHECK(p.fini() == SLURM_SUCCESS, "fini");
+  audit_lines_ok(audit, 1);
+  std::printf("  job_submit_reloads: %d decisions during reloads\n", decided.load());
+}
+
 void job_submit_hostile() {
   const std::string dir = scenario_dir("job_submit_hostile");
   const std::string audit = dir + "/audit.jsonl";
@@ -1092,6 +1148,7 @@ int main(int argc, char** argv) {
   int failed = 0;
   failed += run_scenario("job_submit: accept, reject, resize, partition lists, updates", job_submit_valid);
   failed += run_scenario("job_submit: hostile annotations, TRES, spank_job_env, threads", job_submit_hostile);
+  failed += run_scenario("job_submit: decisions while trainfit.conf and the catalogs reload", job_submit_reloads);
   for (const char* kind : {"missing", "invalid", "invalid_closed", "directory", "fifo", "too_large", "binary", "bad_catalogs"}) {
     failed += run_scenario((std::string("job_submit: trainfit.conf ") + kind).c_str(), [kind] { job_submit_conf(kind); });
   }

@@ -19,9 +19,10 @@ AuditWriter::~AuditWriter() { stop(); }
 
 void AuditWriter::start() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (thread_.joinable()) return;
+  if (running_) return;
   stopping_ = false;
   thread_ = std::thread([this] { run(); });
+  running_ = true;
 }
 
 bool AuditWriter::submit(AuditRecord&& record, const std::string& path) {
@@ -47,18 +48,25 @@ bool AuditWriter::submit(AuditRecord&& record, std::shared_ptr<const std::string
 }
 
 void AuditWriter::stop() {
+  std::thread writer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!thread_.joinable()) return;
+    if (!running_ || !thread_.joinable()) return;
     stopping_ = true;
+    writer = std::move(thread_);  // joined outside the lock; nothing else touches thread_ now
   }
   wake_.notify_one();
-  thread_.join();
+  writer.join();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+  }
+  idle_.notify_all();
 }
 
 void AuditWriter::flush() {
   std::unique_lock<std::mutex> lock(mutex_);
-  idle_.wait(lock, [this] { return (queue_.empty() && !busy_) || !thread_.joinable(); });
+  idle_.wait(lock, [this] { return (queue_.empty() && !busy_) || !running_; });
 }
 
 int64_t AuditWriter::dropped() const {

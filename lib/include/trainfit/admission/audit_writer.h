@@ -68,6 +68,7 @@ class TRAINFIT_API AuditWriter {
   // with its capacity, so a submission rarely allocates.
   std::vector<Item> queue_, spare_;
   bool stopping_ = false, busy_ = false, waiting_ = false;
+  bool running_ = false;  // a writer thread exists (under mutex_: flush() reads it, stop() clears it)
   int64_t dropped_ = 0, failing_since_ = 0;
   std::string failing_problem_;  // the problem last reported while failing (a new one is reported too)
   std::thread thread_;
