@@ -15,18 +15,20 @@ check() {  # check PLUGIN EXPECTED...
 check job_submit_trainfit.so plugin_name plugin_type plugin_version init fini job_submit job_modify
 check spank_trainfit.so plugin_name plugin_type plugin_version spank_plugin_version slurm_spank_init \
   slurm_spank_init_post_opt slurm_spank_local_user_init
-# job_submit runs inside slurmctld and always computes in-process: no libcurl, linked or
-# referenced (the client of the service is the SPANK plugin's and the CLI's only).
-no_curl() {  # no_curl PLUGIN
-  local so=$dir/$1 needed refs
-  needed=$(readelf -d "$so" | grep -i 'NEEDED.*curl')
-  refs=$(nm -D "$so" | grep -i ' curl_')
-  if [[ -z $needed && -z $refs ]]; then echo "ok   $1 has no libcurl"
-  else echo "FAIL $1 links libcurl: $needed $refs"; failures=$((failures + 1)); fi
+# job_submit runs inside slurmctld and always computes in-process: no libcurl, linked,
+# referenced or named for dlopen (the client of the service is the SPANK plugin's and the CLI's).
+curl_uses() {  # curl_uses PLUGIN: what of libcurl it needs at load, refers to, or names for dlopen
+  local so=$dir/$1
+  { readelf -d "$so" | grep -i 'NEEDED.*curl'; nm -D "$so" | grep -i ' curl_'; strings "$so" | grep -o 'libcurl\.so\.4$'; } | tr '\n' ' '
 }
-no_curl job_submit_trainfit.so
-# The SPANK plugin does link it (endpoint=): proof that the check above can fail.
-if readelf -d "$dir/spank_trainfit.so" | grep -q 'NEEDED.*libcurl'; then echo "ok   spank_trainfit.so links libcurl"
-else echo "FAIL spank_trainfit.so does not link libcurl (endpoint= cannot work)"; failures=$((failures + 1)); fi
+uses=$(curl_uses job_submit_trainfit.so)
+if [[ -z $uses ]]; then echo "ok   job_submit_trainfit.so has no libcurl"
+else echo "FAIL job_submit_trainfit.so uses libcurl: $uses"; failures=$((failures + 1)); fi
+# The SPANK plugin loads it when endpoint= is first used, never at load: every sbatch, salloc
+# and srun loads the plugin (and a linked libcurl's 30 libraries with it). Its dlopen name is
+# the proof that the check above can fail.
+uses=$(curl_uses spank_trainfit.so)
+if [[ $uses == "libcurl.so.4 " ]]; then echo "ok   spank_trainfit.so loads libcurl only when asked (dlopen)"
+else echo "FAIL spank_trainfit.so: libcurl linked or not named for dlopen: '$uses'"; failures=$((failures + 1)); fi
 echo "$((4 - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]

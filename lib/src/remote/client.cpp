@@ -2,7 +2,7 @@
 // and short, and a fresh handle carries no state from a failed endpoint to the next.
 #include "client.h"
 
-#include <curl/curl.h>
+#include "curl_api.h"
 
 #include <algorithm>
 #include <cctype>
@@ -15,13 +15,9 @@ namespace {
 
 constexpr const char* kEstimatePath = "/edge/training";
 
-// curl_global_init is not safe to race; the SPANK plugin and the CLI call in here lazily.
-bool curl_ready() {
-  static std::once_flag once;
-  static bool ready = false;
-  std::call_once(once, [] { ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; });
-  return ready;
-}
+// libcurl, loaded at the first use (curl_api.h).
+const CurlApi& curl() { return *curl_api(nullptr); }
+bool curl_ready() { return curl_api(nullptr) != nullptr; }
 
 std::string trimmed(const std::string& text) {
   const size_t first = text.find_first_not_of(" \t");
@@ -42,21 +38,21 @@ bool has_http_scheme(const std::string& url) {
 // The URL libcurl will use, or "" when it is not an http(s) URL with a host.
 std::string estimate_url(const std::string& url) {
   if (!has_http_scheme(url) || !curl_ready()) return "";
-  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> parsed(curl_url(), curl_url_cleanup);
-  if (!parsed || curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
+  std::unique_ptr<CURLU, void (*)(CURLU*)> parsed(curl().url(), curl().url_cleanup);
+  if (!parsed || curl().url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
   char* host = nullptr;
-  const bool has_host = curl_url_get(parsed.get(), CURLUPART_HOST, &host, 0) == CURLUE_OK && host != nullptr && *host;
-  curl_free(host);
+  const bool has_host = curl().url_get(parsed.get(), CURLUPART_HOST, &host, 0) == CURLUE_OK && host != nullptr && *host;
+  curl().free(host);
   if (!has_host) return "";
   char* path = nullptr;
-  curl_url_get(parsed.get(), CURLUPART_PATH, &path, 0);
+  curl().url_get(parsed.get(), CURLUPART_PATH, &path, 0);
   const bool bare = path == nullptr || std::string(path) == "/" || std::string(path).empty();
-  curl_free(path);
-  if (bare) curl_url_set(parsed.get(), CURLUPART_PATH, kEstimatePath, 0);
+  curl().free(path);
+  if (bare) curl().url_set(parsed.get(), CURLUPART_PATH, kEstimatePath, 0);
   char* full = nullptr;
-  if (curl_url_get(parsed.get(), CURLUPART_URL, &full, 0) != CURLUE_OK || full == nullptr) return "";
+  if (curl().url_get(parsed.get(), CURLUPART_URL, &full, 0) != CURLUE_OK || full == nullptr) return "";
   std::string out = full;
-  curl_free(full);
+  curl().free(full);
   return out;
 }
 
@@ -77,28 +73,28 @@ size_t append_capped(char* data, size_t size, size_t count, void* user) {
   return bytes;
 }
 
-void set_options(CURL* curl, const Settings& s, const std::string& url, const std::string& json, curl_slist* headers,
+void set_options(CURL* handle, const Settings& s, const std::string& url, const std::string& json, curl_slist* headers,
                  Body* body, char* error_text) {
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM in sbatch/srun or a threaded CLI
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, s.connect_timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, s.timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);  // always: no option turns it off
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!s.cacert.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, s.cacert.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json.size()));
-  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxAnswerBytes));
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_capped);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, body);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_text);
+  curl().easy_setopt(handle, CURLOPT_URL, url.c_str());
+  curl().easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl().easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
+  curl().easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM in sbatch/srun or a threaded CLI
+  curl().easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, s.connect_timeout_ms);
+  curl().easy_setopt(handle, CURLOPT_TIMEOUT_MS, s.timeout_ms);
+  curl().easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);  // always: no option turns it off
+  curl().easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!s.cacert.empty()) curl().easy_setopt(handle, CURLOPT_CAINFO, s.cacert.c_str());
+  curl().easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+  curl().easy_setopt(handle, CURLOPT_POSTFIELDS, json.c_str());
+  curl().easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json.size()));
+  curl().easy_setopt(handle, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxAnswerBytes));
+  curl().easy_setopt(handle, CURLOPT_WRITEFUNCTION, append_capped);
+  curl().easy_setopt(handle, CURLOPT_WRITEDATA, body);
+  curl().easy_setopt(handle, CURLOPT_ERRORBUFFER, error_text);
 }
 
 std::string why_failed(CURLcode code, const Body& body, const char* error_text) {
-  const std::string detail = error_text[0] != '\0' ? error_text : curl_easy_strerror(code);
+  const std::string detail = error_text[0] != '\0' ? error_text : curl().easy_strerror(code);
   if (body.too_long || code == CURLE_FILESIZE_EXCEEDED) {
     return "answer over " + std::to_string(kMaxAnswerBytes) + " bytes, transfer aborted";
   }
@@ -112,23 +108,23 @@ std::string why_failed(CURLcode code, const Body& body, const char* error_text) 
 
 // One endpoint: an Answer, or why there is none.
 std::optional<Answer> post_once(const Settings& s, const std::string& url, const std::string& json, std::string* why) {
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
-  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(
-      curl_slist_append(nullptr, "Content-Type: application/json"), curl_slist_free_all);
-  if (!curl || !headers) {
+  std::unique_ptr<CURL, void (*)(CURL*)> handle(curl().easy_init(), curl().easy_cleanup);
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers(
+      curl().slist_append(nullptr, "Content-Type: application/json"), curl().slist_free_all);
+  if (!handle || !headers) {
     *why = "libcurl could not start a transfer";
     return std::nullopt;
   }
   Body body;
   char error_text[CURL_ERROR_SIZE] = {0};
-  set_options(curl.get(), s, url, json, headers.get(), &body, error_text);
-  const CURLcode code = curl_easy_perform(curl.get());
+  set_options(handle.get(), s, url, json, headers.get(), &body, error_text);
+  const CURLcode code = curl().easy_perform(handle.get());
   if (code != CURLE_OK) {
     *why = why_failed(code, body, error_text);
     return std::nullopt;
   }
   long status = 0;
-  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  curl().easy_getinfo(handle.get(), CURLINFO_RESPONSE_CODE, &status);
   if (status != 200 && status != 400) {
     *why = "HTTP " + std::to_string(status);
     return std::nullopt;
@@ -213,7 +209,9 @@ Outcome post_estimate(const Settings& settings, const std::string& request_json,
       outcome.answer = std::move(answer);
       break;
     }
-    outcome.failures.push_back({url, curl_ready() ? why : std::string("libcurl could not be initialized")});
+    const char* unavailable = "";
+    if (!curl_ready()) curl_api(&unavailable);
+    outcome.failures.push_back({url, curl_ready() ? why : std::string(unavailable)});
   }
   return outcome;
 }
