@@ -462,6 +462,62 @@ TEST(SlurmConf, PartitionsAsSlurmctldReadsThem) {
   EXPECT_TRUE(has_settings("# policy\naction = warn\n"));
 }
 
+// Every resized job is one Slurm runs as granted (sbatch's own checks): at least one task per
+// node, whole tasks of --gpus-per-task per node, --ntasks-per-node kept, no more GPUs on a node
+// than it has, never above resize_max_gpus. Brute force over layouts, node sizes and targets.
+TEST(Decision, ResizedShapesAreOnesSlurmRuns) {
+  auto tres_count = [](const std::string& text) { return parse_tres(text).ok() ? parse_tres(text)->gpus : 0; };
+  int checked = 0;
+  for (int64_t per_node : {4, 6, 8}) {
+    for (int64_t limit : {32, 1024}) {
+      Policy policy = parse_policy("action = resize\ngpus_per_node = " + std::to_string(per_node) +
+                                   "\nresize_max_gpus = " + std::to_string(limit)).value();
+      for (const char* seq : {"4096", "8192", "16384"}) {
+        for (int layout = 0; layout < 9; ++layout) {
+          Job job = job_of(std::string("model=llama3-70b zero=3 recompute=full seq=") + seq, "");
+          JobGpuFields& f = job.fields;
+          switch (layout) {
+            case 0: f.per_job = "gres:gpu:h100:8", f.tasks = 1; break;                  // -n 1 --gpus=8
+            case 1: f.per_job = "gres:gpu:h100:8", f.tasks = 2, f.nodes = 1; break;     // -n 2 -N 1 --gpus=8
+            case 2: f.per_job = "gres:gpu:h100:8"; break;                               // --gpus=8
+            case 3: f.per_task = "gres:gpu:h100:3", f.tasks = 2, f.nodes = 1; break;    // --gpus-per-task=3 -n 2 -N 1
+            case 4: f.per_task = "gres:gpu:h100:2", f.tasks = 2, f.tasks_per_node = 1; break;
+            case 5: f.per_task = "gres:gpu:h100:1", f.tasks = 8; break;
+            case 6: f.per_node = "gres:gpu:h100:4", f.nodes = 1, f.tasks = 1; break;    // --gpus-per-node=4 -N 1 -n 1
+            case 7: f.per_node = "gres:gpu:h100:2", f.nodes = 2, f.tasks = 4, f.tasks_per_node = 2; break;
+            case 8: f.per_job = "gres:gpu:h100:4", f.tasks = 4, f.tasks_per_node = 1; break;
+          }
+          const Decision d = decide(policy, job);
+          if (d.verdict != Verdict::kResize) continue;
+          ++checked;
+          const std::string what = "layout " + std::to_string(layout) + ", " + std::to_string(per_node) + " per node, seq " +
+                                   seq + ", limit " + std::to_string(limit) + ": " + d.message;
+          const int64_t nodes = d.new_nodes > 0 ? d.new_nodes : std::max<int64_t>(1, f.nodes);
+          const int64_t tasks = d.new_tasks > 0 ? d.new_tasks : f.tasks;
+          const int64_t granted = granted_by_slurm(job, d);
+          EXPECT_EQ(granted, d.resized_to) << what;
+          EXPECT_GE(granted, d.min_gpus) << what;
+          EXPECT_LE(granted, limit) << what;
+          if (tasks > 0) {
+            EXPECT_GE(tasks, nodes) << what;
+          }
+          if (f.tasks_per_node > 0 && tasks > 0) {
+            EXPECT_LE(tasks, nodes * f.tasks_per_node) << what;
+          }
+          if (!f.per_task.empty()) {
+            EXPECT_LE(tasks, nodes * (per_node / tres_count(f.per_task))) << what;
+          } else if (!f.per_node.empty() || !d.new_tres_per_node.empty()) {
+            EXPECT_LE(tres_count(d.new_tres_per_node.empty() ? f.per_node : d.new_tres_per_node), per_node) << what;
+          } else {
+            EXPECT_LE(granted, nodes * per_node) << what;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 60);
+}
+
 // A resize must grant at least what it says, whatever the job's layout and whatever
 // gpus_per_node the annotation claims: the partition's layout is the one truth.
 struct Layout {

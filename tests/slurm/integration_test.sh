@@ -68,6 +68,18 @@ audit_lines() { settle; [[ -f $dir/audit.jsonl ]] && wc -l < "$dir/audit.jsonl" 
 job_count() { squeue -h -a -o %i | wc -l; }
 field() { scontrol show job -o "$2" 2>/dev/null | grep -o "\b$1=[^ ]*" | head -1 | cut -d= -f2-; }
 count_of() { local text=${1##*:}; echo "${text##*=}"; }  # "gres:gpu:h100:24" -> 24
+# The resized job's shape submitted again, unheld and unannotated, as its owner would: Slurm's
+# own checks (tasks >= nodes, GPUs per task on a node, ...) must take it. "" when it does.
+resubmit_shape() {  # resubmit_shape JOB PARTITION
+  local job=$1 part=$2 args=() value out
+  value=$(field NumNodes "$job"); args+=(-N "${value%%-*}")
+  value=$(field NumTasks "$job"); [[ -n $value && $value != N/A ]] && args+=(-n "$value")
+  value=$(field TresPerJob "$job"); [[ -n $value ]] && args+=("--gpus=${value#*gpu:}")
+  value=$(field TresPerNode "$job"); [[ -n $value ]] && args+=("--gpus-per-node=${value#*gpu:}")
+  value=$(field TresPerTask "$job"); [[ -n $value ]] && args+=("--gpus-per-task=${value#*gpu:}")
+  out=$(nospank sbatch --parsable -p "$part" "${args[@]}" --wrap true 2>&1) || { echo "sbatch ${args[*]}: $out"; return; }
+  scancel "$(tail -1 <<<"$out")" 2>/dev/null
+}
 # slurmctld writes GPUs "gres:gpu:..." up to 23.02 and "gres/gpu:..." from 23.11: compared in one.
 colon() { echo "${1//gres\/gpu/gres:gpu}"; }
 last_audit() { settle; tail -1 "$dir/audit.jsonl"; }
@@ -232,7 +244,8 @@ cluster_stop "$dir"
 CLUSTER_NODES_CONF="NodeName=n[1-8] NodeHostname=n[1-8] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:$nvml:8 State=FUTURE
 PartitionName=elastic8 Nodes=n[1-8] Default=YES MaxTime=INFINITE State=UP" cluster_start "$dir" "$build/plugin" trainfit ||
   fail "start the 8-node cluster" "$(tail -3 "$dir/log/slurmctld.log")"
-for layout in "--gpus=$nvml:8" "--gpus-per-node=$nvml:8 -N 1" "--gpus-per-task=$nvml:1 -n 8" "-n 8 --gpus=$nvml:8"; do
+for layout in "--gpus=$nvml:8" "--gpus-per-node=$nvml:8 -N 1" "--gpus-per-task=$nvml:1 -n 8" "-n 8 --gpus=$nvml:8" \
+              "--gpus-per-task=$nvml:3 -n 2 -N 1" "-n 1 --gpus=$nvml:8"; do
   # shellcheck disable=SC2086
   out=$(sbatch -H -p elastic8 --parsable $layout "${big[@]}" --llm-spec=gpus_per_node=11 --wrap true 2>&1); rc=$?
   job=$(tail -1 <<<"$out")
@@ -245,6 +258,8 @@ for layout in "--gpus=$nvml:8" "--gpus-per-node=$nvml:8 -N 1" "--gpus-per-task=$
   if [[ $rc -eq 0 && -n $said && $said -ge $min8 && $granted -ge $said ]]; then
     ok "resize ($layout, annotation says 11 per node): says $said (CLI: $min8 on 8-GPU nodes), Slurm grants $granted"
   else fail "resize $layout" "rc=$rc said=$said granted=$granted nodes=$nodes tasks=$tasks" "$out" "$per_job $per_node $per_task"; fi
+  why=$(resubmit_shape "$job" elastic8)
+  [[ -z $why ]] && ok "8x8 resize ($layout): the resized shape, submitted again unheld, is one Slurm takes" || fail "8x8 shape $layout" "$why"
   if [[ $layout == *"-n 8"* ]]; then
     [[ $tasks -eq $said ]] && ok "resize ($layout) keeps one task per GPU: NumTasks=$tasks" || fail "task tie $layout" "tasks=$tasks said=$said"
   fi
@@ -271,7 +286,8 @@ scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
 out=$(sbatch -H -p gpu4 --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"min_gpus_to_fit=$min4"* ]] && ok "4x16: too few GPUs refused with min_gpus_to_fit=$min4 (CLI, 4 per node)" \
   || fail "4x16 reject" "rc=$rc" "$out"
-for layout in "--gpus-per-node=h100:4 -N 2" "--gpus=h100:8" "--gpus-per-task=h100:1 -n 8"; do
+for layout in "--gpus-per-node=h100:4 -N 2" "--gpus=h100:8" "--gpus-per-task=h100:1 -n 8" "-n 1 --gpus=h100:8" \
+              "--gpus-per-task=h100:3 -n 2 -N 1"; do
   # shellcheck disable=SC2086
   out=$(sbatch -H -p elastic4 --parsable $layout "${big[@]}" --wrap true 2>&1); rc=$?
   job=$(tail -1 <<<"$out")
@@ -284,6 +300,8 @@ for layout in "--gpus-per-node=h100:4 -N 2" "--gpus=h100:8" "--gpus-per-task=h10
   if [[ $rc -eq 0 && -n $said && $said -ge $min4 && $granted -ge $said && $((nodes * 4)) -ge $granted ]]; then
     ok "4x16 resize ($layout): says $said (CLI: $min4), Slurm grants $granted on $nodes nodes"
   else fail "4x16 resize $layout" "rc=$rc said=$said granted=$granted nodes=$nodes tasks=$tasks" "$out"; fi
+  why=$(resubmit_shape "$job" elastic4)
+  [[ -z $why ]] && ok "4x16 resize ($layout): the resized shape, submitted again unheld, is one Slurm takes" || fail "4x16 shape $layout" "$why"
   scontrol cancel "$job" 2>/dev/null
 done
 cluster_stop "$dir"

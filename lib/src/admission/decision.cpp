@@ -213,6 +213,7 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
   if (target > limit) return refuse(oom + "; more than this partition's resize limit of " + std::to_string(limit) + " GPUs");
   if (gpus.types.size() > 1) return refuse(oom + "; a job mixing GPU types is not resized");
   const ResizePlan plan = plan_resize(job.fields, gpus, target, per_node);
+  if (plan.granted == 0) return refuse(oom + "; one task's GPUs are more than a node of this partition has");
   if (plan.granted > limit) {  // rounding up to whole nodes or tasks went past the limit
     return refuse(oom + "; laid out in whole nodes/tasks it needs " + std::to_string(plan.granted) +
                   " GPUs, more than this partition's resize limit of " + std::to_string(limit));

@@ -65,13 +65,16 @@ ResizePlan plan_resize(const JobGpuFields& f, const GpuTotal& gpus, int64_t targ
     }
   } else if (source == "tres_per_task") {
     const int64_t each = std::max<int64_t>(1, parse_tres(f.per_task) ? parse_tres(f.per_task)->gpus : 1);
+    // A task's GPUs are on its node: whole tasks per node (8 GPUs, 3 per task: 2 tasks, 6 GPUs).
+    int64_t tasks_per_node = per_node / each;
+    if (f.tasks_per_node > 0) tasks_per_node = std::min(tasks_per_node, f.tasks_per_node);
+    if (tasks_per_node < 1) return plan;  // a task needs more GPUs than a node has: no plan (granted 0)
     plan.tasks = ceil_div(target, each);
     plan.granted = plan.tasks * each;
     plan.tasks_note = "tasks " + std::to_string(std::max<int64_t>(1, f.tasks)) + " -> " + std::to_string(plan.tasks) +
                       " (" + std::to_string(each) + " GPU" + (each > 1 ? "s" : "") + " per task kept)";
-    int64_t nodes = plan.granted > per_node ? ceil_div(plan.granted, per_node) : 0;
-    if (f.tasks_per_node > 0) nodes = std::max(nodes, ceil_div(plan.tasks, f.tasks_per_node));
-    if (nodes > f.nodes) plan.nodes = nodes;
+    const int64_t nodes = ceil_div(plan.tasks, tasks_per_node);
+    if (nodes > std::max<int64_t>(1, f.nodes)) plan.nodes = nodes;
   } else {  // tres_per_job, or per socket (which becomes a per-job count)
     plan.granted = target;
     plan.tres_per_job = rewrite_tres(others_of(f.per_job), prefix, type, target);
@@ -88,6 +91,13 @@ ResizePlan plan_resize(const JobGpuFields& f, const GpuTotal& gpus, int64_t targ
     }
   }
   const int64_t nodes = plan.nodes > 0 ? plan.nodes : std::max<int64_t>(1, f.nodes);
+  // Slurm runs at least one task per node (sbatch refuses -n below -N): the tasks keep up.
+  const int64_t tasks_now = plan.tasks > 0 ? plan.tasks : f.tasks;
+  if (tasks_now > 0 && tasks_now < nodes) {
+    plan.tasks = nodes;
+    plan.tasks_note += std::string(plan.tasks_note.empty() ? "" : "; ") + "tasks raised to " + std::to_string(nodes) +
+                       ", one per node";
+  }
   if (nodes > 1) {
     plan.layout = std::to_string(nodes) + " nodes" +
                   (source == "tres_per_node" ? " x " + std::to_string(plan.granted / nodes) : std::string());
