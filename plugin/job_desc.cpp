@@ -59,17 +59,19 @@ Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
   for (uint32_t i = 0; d->spank_job_env != nullptr && i < d->spank_job_env_size; ++i) {
     if (d->spank_job_env[i] != nullptr && ours(d->spank_job_env[i])) env.emplace_back(d->spank_job_env[i]);
   }
+  job.fields = gpu_fields(d);
+  job.partition = str(d->partition);
+  job.uid = d->user_id != NO_VAL ? d->user_id : submit_uid;
+  job.account = str(d->account);
+  job.qos = str(d->qos);
+  job.het_component = d->het_job_offset == NO_VAL ? -1 : static_cast<int64_t>(d->het_job_offset);
+  if (job.het_component > 0) return job;  // the annotation sbatch copied here is the first component's
   const std::string comment = str(d->comment);
   Result<bool> read = annotation_of_job(env, d->comment != nullptr ? &comment : nullptr, &job.annotation);
   if (!read) {
     job.annotation_error = read.error();
     job.annotation.found = true;  // what was given is judged (and refused), never passed over
   }
-  job.fields = gpu_fields(d);
-  job.partition = str(d->partition);
-  job.uid = d->user_id != NO_VAL ? d->user_id : submit_uid;
-  job.account = str(d->account);
-  job.qos = str(d->qos);
   return job;
 }
 

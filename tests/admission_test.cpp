@@ -412,6 +412,20 @@ TEST(Decision, WholeNodeJobsHoldTheirNodesGpus) {
   EXPECT_EQ(decide(policy, in_whole).verdict, Verdict::kAccept);
 }
 
+TEST(Decision, HetjobComponentsAreNeverResized) {
+  Policy policy = parse_policy("gpus_per_node = 8\naction = resize\npartition.strict.require_annotation = true").value();
+  Job first = job_of(kBig, "gres:gpu:h100:8");
+  EXPECT_EQ(decide(policy, first).verdict, Verdict::kResize);  // alone: resized
+  first.het_component = 0;
+  const Decision d = decide(policy, first);
+  EXPECT_EQ(d.verdict, Verdict::kReject);  // a component: the job's total is not in view
+  EXPECT_EQ(d.reason, Reason::kTooFewGpus);
+  Job helper = job_of("model=llama3-8b", "gres:gpu:h100:64", "strict");
+  helper.annotation = Annotation{};
+  helper.het_component = 1;  // the first component carries the annotation
+  EXPECT_EQ(decide(policy, helper).verdict, Verdict::kPass);
+}
+
 TEST(Decision, PartitionListsAreDedupedAndCapped) {
   Policy policy = parse_policy("gpus_per_node = 8").value();
   std::string many;

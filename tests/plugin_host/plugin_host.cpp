@@ -219,7 +219,7 @@ class Desc {
  public:
   Desc() {
     std::memset(&d, 0, sizeof d);
-    d.min_nodes = d.max_nodes = d.num_tasks = TRAINFIT_JOB_ID(&d) = d.time_limit = NO_VAL;
+    d.min_nodes = d.max_nodes = d.num_tasks = TRAINFIT_JOB_ID(&d) = d.time_limit = d.het_job_offset = NO_VAL;
     d.user_id = 1000;
     d.group_id = 1000;
     d.ntasks_per_node = d.sockets_per_node = d.shared = NO_VAL16;

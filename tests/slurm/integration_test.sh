@@ -16,6 +16,9 @@ user=trainfit-ci
 # On a 2-core CI host one salloc RPC in a run's hundreds once went past Slurm's default 10 s
 # (26.05 in its release root; not reproduced in 3 quiet runs): a slow reply is not a refusal.
 export CLUSTER_MESSAGE_TIMEOUT=30
+# Heterogeneous jobs need the backfill scheduler (sched/builtin refuses them: "Requested
+# operation not supported on this system").
+export CLUSTER_SCHEDULER=sched/backfill
 
 cleanup() {
   cluster_stop "$dir"
@@ -150,6 +153,17 @@ rec=$(last_audit)
 scancel "$(tail -1 <<<"$out")" 2>/dev/null
 grep -q "partition.elastic8: slurm.conf has no partition 'elastic8'" "$dir/log/slurmctld.log" \
   && ok "an override for a partition slurm.conf lacks is named in slurmctld's log" || fail "unknown partition override" "$(grep elastic8 "$dir/log/slurmctld.log")"
+
+# ---- 2d. Heterogeneous jobs: the --llm-* options are the first component's ----
+out=$(as_user sbatch -H --parsable --gpus=h100:64 "${big[@]}" : --gpus=h100:1 --wrap true 2>&1); rc=$?
+[[ $rc -eq 0 ]] && ok "hetjob: 70B on component 0's 64 GPUs, a 1-GPU helper in component 1: accepted" || fail "hetjob accept" "rc=$rc $out"
+scancel "$(tail -1 <<<"$out")" 2>/dev/null
+out=$(as_user sbatch -H --parsable -p elastic --gpus=h100:8 "${big[@]}" : -p elastic --gpus=h100:1 --wrap true 2>&1); rc=$?
+[[ $rc -eq 1 && $out == *"min_gpus_to_fit=$min64"* && $out != *"resized"* ]] \
+  && ok "hetjob in a resize partition: refused with min_gpus_to_fit=$min64, no component resized" || fail "hetjob resize" "rc=$rc $out"
+out=$(nospank as_user sbatch -H --parsable -p strict --gpus=h100:8 --comment="trainfit: model=llama3-8b zero=3" : -p strict --gpus=h100:1 --wrap true 2>&1); rc=$?
+[[ $rc -eq 0 ]] && ok "hetjob in strict, annotated by its first component's comment: accepted" || fail "hetjob strict" "rc=$rc $out"
+scancel "$(tail -1 <<<"$out")" 2>/dev/null
 
 # ---- 2c. A comment annotation and --llm-* options: one of them, or both saying the same ----
 out=$(as_user sbatch -H --gpus=h100:8 --comment="trainfit: model=llama3-405b seq=131072" --llm-model=llama3-8b --wrap true 2>&1); rc=$?

@@ -212,6 +212,11 @@ struct Job {
   uint32_t uid = 0;
   std::string account, qos;
   bool step = false;      // an srun step inside an allocation: checked, never resized
+  // A heterogeneous job's component (0 = the first, -1 = not a hetjob). sbatch hands the
+  // --llm-* options, and the first component's --comment, to every component: the annotation
+  // is the first component's, judged there; the later components pass. No component is
+  // resized (the job's total is not in view).
+  int64_t het_component = -1;
 };
 
 enum class Verdict { kPass, kAccept, kWarn, kReject, kResize };

@@ -343,6 +343,7 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   }
   if (!job.annotation.found) {
     if (!requires || (gpus->gpus == 0 && !gpus->gpu_shares)) return Decision{};  // a CPU job is not an LLM training job
+    if (job.het_component > 0) return Decision{};  // a later component of a job the first one annotates
     return refuse(Verdict::kReject, Reason::kAnnotationRequired,
                   "trainfit: partition " + requiring + " requires an LLM training annotation for GPU jobs" +
                       (whole ? " (" + gpus->written + ": the job holds its nodes' " + std::to_string(gpus->gpus) + " GPUs)"
@@ -393,7 +394,9 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   bool resize = false, reject = false;
   for (const Evaluation& e : now) {
     if (e.fits()) continue;
-    resize |= e.rules->action == Action::kResize && !job.step && !whole;  // whole nodes: nothing to resize
+    // Not resized: whole nodes (nothing to resize), a hetjob component (the job's total is not
+    // in view, so a resize could take it past resize_max_gpus).
+    resize |= e.rules->action == Action::kResize && !job.step && !whole && job.het_component < 0;
     reject |= e.rules->action != Action::kWarn;
   }
   if (resize) return try_resize(policy, job, gpus.value(), now, parts);
