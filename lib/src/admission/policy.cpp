@@ -229,28 +229,21 @@ bool fail_open_of(const std::string& text) {
 
 std::vector<std::string> resolve_exempt_users(Policy& policy, UidLookup lookup) {
   std::vector<std::string> unknown;
-  auto resolve = [&](PartitionPolicy& p) {
-    p.exempt_uids.clear();
-    for (const std::string& user : p.exempt_users) {
+  // Names (or numeric uids) to uids; the names no lookup knows, once each.
+  auto resolve = [&](const std::set<std::string>& names, std::set<uint32_t>& uids) {
+    uids.clear();
+    for (const std::string& user : names) {
       int64_t uid = 0;
       std::optional<uint32_t> found;
       if (parse_int(user, &uid) && uid >= 0 && uid <= UINT32_MAX) found = static_cast<uint32_t>(uid);
       else found = lookup(user);
-      if (found) p.exempt_uids.insert(*found);
+      if (found) uids.insert(*found);
       else if (std::find(unknown.begin(), unknown.end(), user) == unknown.end()) unknown.push_back(user);
     }
   };
-  resolve(policy.defaults);
-  for (auto& [name, partition] : policy.partitions) resolve(partition);
-  policy.operator_uids.clear();
-  for (const std::string& user : policy.operators) {
-    int64_t uid = 0;
-    std::optional<uint32_t> found;
-    if (parse_int(user, &uid) && uid >= 0 && uid <= UINT32_MAX) found = static_cast<uint32_t>(uid);
-    else found = lookup(user);
-    if (found) policy.operator_uids.insert(*found);
-    else if (std::find(unknown.begin(), unknown.end(), user) == unknown.end()) unknown.push_back(user);
-  }
+  resolve(policy.defaults.exempt_users, policy.defaults.exempt_uids);
+  for (auto& [name, partition] : policy.partitions) resolve(partition.exempt_users, partition.exempt_uids);
+  resolve(policy.operators, policy.operator_uids);
   return unknown;
 }
 
