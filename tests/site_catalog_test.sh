@@ -89,7 +89,7 @@ rm "$W/site/gpus.d/20-override.json"
 
 # The service: `trainfit serve --catalog-dir` answers with the site GPU's capacity.
 if command -v curl >/dev/null; then
-  timeout -k 5 30 "$T" serve --catalog-dir "$W/site" --listen 127.0.0.1:0 2>"$W/serve.err" &
+  timeout -k 30 60 "$T" serve --catalog-dir "$W/site" --listen 127.0.0.1:0 2>"$W/serve.err" &
   serve_pid=$!
   port=""
   for _ in $(seq 100); do

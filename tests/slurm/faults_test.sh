@@ -214,10 +214,10 @@ check_site_job "bad file removed: the site catalog is reloaded and used"
 
 # ---- The audit log on a read-only filesystem ----
 mkdir -p "$dir/ro"
-if mount -t tmpfs -o size=1m tmpfs "$dir/ro" 2>/dev/null; then
+if mount -t tmpfs -o size=1m,mode=0755 tmpfs "$dir/ro" 2>/dev/null; then
   : > "$dir/ro/audit.jsonl"
   mount -o remount,ro "$dir/ro"
-  audit=$dir/ro/audit.jsonl install_good; sleep 2.2
+  audit=$dir/ro/audit.jsonl install_good; sleep 3.2
   rcs=""
   for _ in 1 2 3 4 5; do
     timeout 30 "${NS[@]}" sbatch -H --gpus=h100:8 --comment="trainfit: model=llama3-8b zero=3" --wrap true >/dev/null 2>&1; rcs+=$?
@@ -231,7 +231,7 @@ if mount -t tmpfs -o size=1m tmpfs "$dir/ro" 2>/dev/null; then
   settle
   [[ $(wc -l < "$dir/ro/audit.jsonl") -eq 1 ]] && grep -q "audit log $dir/ro/audit.jsonl writable again; 5 records were dropped" "$log" \
     && ok "remounted read-write: writing resumes, 5 dropped records counted" || fail "ro -> rw" "$(wc -l < "$dir/ro/audit.jsonl") lines" "$(grep 'audit log' "$log" | tail -2)"
-  install_good; sleep 2.2
+  install_good; sleep 3.2
   timeout 30 "${NS[@]}" sbatch -H --gpus=h100:8 --comment="trainfit: model=llama3-8b zero=3" --wrap true >/dev/null 2>&1  # moves the log back
   settle; sleep 1
   timeout 10 scancel -u root 2>/dev/null
@@ -243,7 +243,7 @@ fi
 # ---- The audit log rotated away mid-run: no line lost or torn across both files ----
 if [[ -x $forge ]]; then
   settle; rm -f "$dir/audit.jsonl"*
-  install_good; sleep 2.2
+  install_good; sleep 3.2
   P=_SLURM_SPANK_OPTION_trainfit_llm_
   timeout 120 "$forge" -n 600 -J rot -H -- gpu gres:gpu:h100:8 - "${P}model=llama3-8b" "${P}zero=3" \
      -- gpu gres:gpu:h100:8 - "${P}model=llama3-70b" "${P}seq=8192" "${P}zero=3" "${P}recompute=full" > "$dir/rot.out" 2>&1 &
