@@ -44,12 +44,13 @@ stage "ctest (ASan+UBSan)" ctest --test-dir build-sanitize --output-on-failure -
   -E "^(fidelity|slurm_.*|plugin_symbols|page|service_pool|client|published_gpu|doc_test|fuzz_regressions)$"
 # ThreadSanitizer on what runs threads: the audit writer, the catalog and policy watcher under
 # concurrent decisions and reloads (tests/plugin_host), and the service's event loops with its
-# SIGHUP reload and access-log reopening. Any report fails the test that ran it.
+# SIGHUP reload and access-log reopening. Any report fails the test that ran it. Not here:
+# service_hostile, whose latency bound (p99 under hostile load) TSan's slowdown breaks.
 CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DTRAINFIT_TSAN=ON -DTRAINFIT_BUILD_BENCH=OFF >/dev/null
 if stage "build (build-tsan/, clang ThreadSanitizer)" \
      cmake --build build-tsan --parallel "$jobs" --target trainfit_tests trainfit plugin_host; then
   stage "ctest (TSan: threads)" env TSAN_OPTIONS="halt_on_error=1 exitcode=66" ctest --test-dir build-tsan \
-    --output-on-failure -R "^(plugin_host|service|service_hostile|site_catalog)$|^Audit|^Catalog|^Robustness"
+    --output-on-failure -R "^(plugin_host|service|site_catalog)$|^Audit|^Catalog|^Robustness"
 fi
 # libFuzzer on every parser (tests/fuzz/README.md): a fixed seed and a fixed number of runs
 # per target over the committed corpus, so that a commit always gets the same answer; then
