@@ -35,7 +35,12 @@ def ddp(model, device):
     gradient buckets as it does for any world size."""
     import torch.distributed as dist
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if device == "cuda" else "gloo", init_method="tcp://127.0.0.1:29533",
+        # A port free now (not a fixed one another run or service may hold).
+        import socket
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        dist.init_process_group("nccl" if device == "cuda" else "gloo", init_method=f"tcp://127.0.0.1:{port}",
                                 rank=0, world_size=1)
     if device == "cuda":
         return torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
