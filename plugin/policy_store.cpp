@@ -120,17 +120,16 @@ std::string PolicyStore::load_initial() {
 
 void PolicyStore::check(bool catalogs_changed) {
   const Stamp slurm_conf = stamp_of(admission::slurm_conf_path());
-  bool force = catalogs_changed;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!(slurm_conf == slurm_conf_stamp_)) force = true, slurm_conf_stamp_ = slurm_conf;
-  }
-  reload_if_changed(force);
+  const bool slurm_conf_changed = !(slurm_conf == slurm_conf_stamp_);
+  slurm_conf_stamp_ = slurm_conf;
+  reload_if_changed(catalogs_changed || slurm_conf_changed);
 }
 
+// The watcher thread's: the stamps are its own (load_initial set them before it started), and
+// the file is read and parsed (passwd lookups, slurm.conf) before the one lock that publishes
+// the result, so that job_submit's current() never waits for this I/O.
 void PolicyStore::reload_if_changed(bool force) {
   const Stamp now = stamp_of(path_);
-  std::lock_guard<std::mutex> lock(mutex_);
   if (now == stamp_ && !force) return;
   // A file changed in the last second may be mid-edit (an editor writing in place):
   // look again at the next check rather than load half a file.
@@ -138,7 +137,8 @@ void PolicyStore::reload_if_changed(bool force) {
   clock_gettime(CLOCK_REALTIME, &wall);
   const unsigned long long now_ns = static_cast<unsigned long long>(wall.tv_sec) * 1000000000ull + wall.tv_nsec;
   if (now.exists && now.mtime_ns + 1000000000ull > now_ns) return;
-  const std::string kept = current_ ? current_->origin : "none";
+  const std::shared_ptr<const LoadedPolicy> in_force = current();
+  const std::string kept = in_force ? in_force->origin : "none";
   if (!now.exists) {
     stamp_ = now;
     slurm_error("job_submit/trainfit: %s was removed; the policy in force stays: %s",
@@ -167,7 +167,10 @@ void PolicyStore::reload_if_changed(bool force) {
                 admission::printable(kept).c_str());
     return;
   }
-  current_ = loaded;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    current_ = loaded;
+  }
   slurm_info("job_submit/trainfit: reloaded; policy in force from %s: %s", admission::printable(loaded->origin).c_str(),
              admission::printable(describe(*loaded)).c_str());
 }

@@ -45,9 +45,9 @@ class PolicyStore {
   std::shared_ptr<LoadedPolicy> parse(const std::string& text, const Stamp& stamp, std::string* problem) const;
 
   std::string path_;
-  std::mutex mutex_;  // guards current_ and stamp_
+  std::mutex mutex_;  // guards current_ (job_submit reads it; the watcher publishes it)
   std::shared_ptr<const LoadedPolicy> current_;
-  Stamp stamp_, slurm_conf_stamp_;
+  Stamp stamp_, slurm_conf_stamp_;  // the watcher thread's only (set by load_initial before it starts)
 };
 
 }  // namespace trainfit::plugin
