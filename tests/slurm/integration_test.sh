@@ -318,6 +318,46 @@ for layout in "--gpus-per-node=h100:4 -N 2" "--gpus=h100:8" "--gpus-per-task=h10
   [[ -z $why ]] && ok "4x16 resize ($layout): the resized shape, submitted again unheld, is one Slurm takes" || fail "4x16 shape $layout" "$why"
   scontrol cancel "$job" 2>/dev/null
 done
+
+# ---- 1c. Six 8-GPU nodes (FUTURE) under a maximum that is not a whole number of nodes:
+# resize_max_gpus = 36 allows four nodes (32 GPUs); no resized job holds more ----
+cluster_stop "$dir"
+write_conf "partition.elastic6.action = resize
+partition.elastic6.gpus_per_node = 8
+partition.elastic6.resize_max_gpus = 36"
+CLUSTER_NODES_CONF="NodeName=s[1-6] NodeHostname=s[1-6] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=FUTURE
+PartitionName=elastic6 Nodes=s[1-6] Default=YES MaxTime=INFINITE State=UP" cluster_start "$dir" "$build/plugin" trainfit ||
+  fail "start the 6-node cluster" "$(tail -3 "$dir/log/slurmctld.log")"
+longer=(--llm-model=llama3-70b --llm-seq=16384 --llm-zero=3 --llm-recompute=full)
+min_longer=$("$trainfit" min-gpus --model llama3-70b --seq 16384 --zero 3 --recompute full --gpu h100 --gpus-per-node 8)
+for model in big longer; do
+  declare -n annotation=$model
+  [[ $model == big ]] && least=$min8 || least=$min_longer
+  for layout in "--gpus=h100:8" "--gpus-per-node=h100:8 -N 1" "--gpus-per-task=h100:1 -n 8" "-n 1 --gpus=h100:8" \
+                "--gpus-per-task=h100:3 -n 2 -N 1" "--gpus-per-task=h100:2 -n 2 --ntasks-per-node=2"; do
+    # shellcheck disable=SC2086
+    out=$(sbatch -H -p elastic6 --parsable $layout "${annotation[@]}" --wrap true 2>&1); rc=$?
+    job=$(tail -1 <<<"$out")
+    said=$(grep -o 'resized from [0-9]* to [0-9]*' <<<"$out" | awk '{print $5}')
+    per_job=$(field TresPerJob "$job"); per_node=$(field TresPerNode "$job"); per_task=$(field TresPerTask "$job")
+    nodes=$(field NumNodes "$job"); nodes=${nodes%%-*}; tasks=$(field NumTasks "$job")
+    if [[ -n $per_job ]]; then granted=$(count_of "$per_job")
+    elif [[ -n $per_node ]]; then granted=$(( $(count_of "$per_node") * nodes ))
+    else granted=$(( $(count_of "$per_task") * tasks )); fi
+    if [[ $rc -eq 0 && -n $said && $said -ge $least && $granted -ge $said && $granted -le 36 && $nodes -le 6 ]]; then
+      ok "6x8 under 36 ($model, $layout): says $said (CLI: $least), Slurm grants $granted on $nodes nodes"
+    else fail "6x8 resize $model $layout" "rc=$rc said=$said granted=$granted nodes=$nodes tasks=$tasks" "$out"; fi
+    why=$(resubmit_shape "$job" elastic6)
+    [[ -z $why ]] && ok "6x8 resize ($model, $layout): the resized shape, submitted again unheld, is one Slurm takes" \
+      || fail "6x8 shape $model $layout" "$why"
+    scontrol cancel "$job" 2>/dev/null
+  done
+  unset -n annotation
+done
+before=$(job_count)
+out=$(sbatch -H -p elastic6 --gpus=h100:8 --llm-model=llama3-405b --llm-seq=8192 --llm-zero=3 --llm-recompute=full --wrap true 2>&1); rc=$?
+[[ $rc -eq 1 && $(job_count) -eq $before && $out == *resize_max_gpus* ]] \
+  && ok "6x8: a job that needs more than resize_max_gpus = 36 is refused, naming the maximum" || fail "6x8 over the maximum" "rc=$rc" "$out"
 cluster_stop "$dir"
 write_conf
 cluster_start "$dir" "$build/plugin" trainfit || fail "restart the one-node cluster"
