@@ -473,7 +473,34 @@ TEST(SlurmConf, PartitionsAsSlurmctldReadsThem) {
   ASSERT_EQ(unknown.size(), 1u);
   EXPECT_NE(unknown[0].find("did you mean 'Shared'"), std::string::npos) << unknown[0];
   EXPECT_FALSE(has_settings("# only a comment\n\n   \n"));
+  EXPECT_EQ(parts[0].max_nodes, 2);
+  EXPECT_EQ(parts[1].max_nodes, 2);
+  EXPECT_EQ(parts[2].max_nodes, 0);  // no Nodes=: not known
   EXPECT_TRUE(has_settings("# policy\naction = warn\n"));
+}
+
+// A job's most nodes per partition: Nodes= counted as Slurm's hostlists are, MaxNodes= when lower.
+TEST(SlurmConf, MostNodesAJobCanHave) {
+  const std::vector<SlurmPartition> parts = slurm_partitions(
+      "NodeName=gpu[01-16] Gres=gpu:8\n"
+      "NodeName=r[1-2]n[1-4],login1\n"
+      "NodeSet=fat Feature=fat\n"
+      "PartitionName=DEFAULT MaxNodes=UNLIMITED\n"
+      "PartitionName=a Nodes=gpu[01-04,07,10-11]\n"
+      "PartitionName=b Nodes=r[1-2]n[1-4],login1\n"
+      "PartitionName=c Nodes=ALL\n"
+      "PartitionName=d Nodes=ALL MaxNodes=5\n"
+      "PartitionName=e Nodes=fat\n"
+      "PartitionName=f Nodes=gpu[05-03]\n"
+      "PartitionName=g Nodes=gpu[01-08] MaxNodes=16\n");
+  ASSERT_EQ(parts.size(), 7u);
+  EXPECT_EQ(parts[0].max_nodes, 7);   // 4 + 1 + 2
+  EXPECT_EQ(parts[1].max_nodes, 9);   // 2 x 4 + 1
+  EXPECT_EQ(parts[2].max_nodes, 25);  // 16 + 9
+  EXPECT_EQ(parts[3].max_nodes, 5);   // MaxNodes is lower
+  EXPECT_EQ(parts[4].max_nodes, 0);   // a NodeSet: not counted here
+  EXPECT_EQ(parts[5].max_nodes, 0);   // not a range
+  EXPECT_EQ(parts[6].max_nodes, 8);   // MaxNodes above the partition's nodes
 }
 
 // Every resized job is one Slurm runs as granted (sbatch's own checks): at least one task per
@@ -481,11 +508,13 @@ TEST(SlurmConf, PartitionsAsSlurmctldReadsThem) {
 // than it has, never above resize_max_gpus. Brute force over layouts, node sizes and targets.
 TEST(Decision, ResizedShapesAreOnesSlurmRuns) {
   auto tres_count = [](const std::string& text) { return parse_tres(text).ok() ? parse_tres(text)->gpus : 0; };
-  int checked = 0;
+  int checked = 0, refused_for_nodes = 0;
   for (int64_t per_node : {4, 6, 8}) {
     for (int64_t limit : {32, 1024}) {
+     for (int64_t node_cap : {0, 3, 6}) {  // the partition's nodes (slurm.conf); 0 = not known
       Policy policy = parse_policy("action = resize\ngpus_per_node = " + std::to_string(per_node) +
                                    "\nresize_max_gpus = " + std::to_string(limit)).value();
+      if (node_cap > 0) policy.partition_max_nodes[""] = node_cap;
       for (const char* seq : {"4096", "8192", "16384"}) {
         for (int layout = 0; layout < 9; ++layout) {
           Job job = job_of(std::string("model=llama3-70b zero=3 recompute=full seq=") + seq, "");
@@ -502,6 +531,7 @@ TEST(Decision, ResizedShapesAreOnesSlurmRuns) {
             case 8: f.per_job = "gres:gpu:h100:4", f.tasks = 4, f.tasks_per_node = 1; break;
           }
           const Decision d = decide(policy, job);
+          if (d.message.find("allows a job (" + std::to_string(node_cap) + ")") != std::string::npos) ++refused_for_nodes;
           if (d.verdict != Verdict::kResize) continue;
           ++checked;
           const std::string what = "layout " + std::to_string(layout) + ", " + std::to_string(per_node) + " per node, seq " +
@@ -509,6 +539,9 @@ TEST(Decision, ResizedShapesAreOnesSlurmRuns) {
           const int64_t nodes = d.new_nodes > 0 ? d.new_nodes : std::max<int64_t>(1, f.nodes);
           const int64_t tasks = d.new_tasks > 0 ? d.new_tasks : f.tasks;
           const int64_t granted = granted_by_slurm(job, d);
+          if (node_cap > 0) {
+            EXPECT_LE(nodes, node_cap) << what;
+          }
           EXPECT_EQ(granted, d.resized_to) << what;
           EXPECT_GE(granted, d.min_gpus) << what;
           EXPECT_LE(granted, limit) << what;
@@ -527,9 +560,11 @@ TEST(Decision, ResizedShapesAreOnesSlurmRuns) {
           }
         }
       }
+     }
     }
   }
   EXPECT_GT(checked, 60);
+  EXPECT_GT(refused_for_nodes, 0);  // some layouts need more nodes than 3 or 6
 }
 
 // A resize must grant at least what it says, whatever the job's layout and whatever

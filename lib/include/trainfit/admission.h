@@ -137,6 +137,9 @@ struct PartitionPolicy {
 struct SlurmPartition {
   std::string name;          // as Slurm matches it: case-sensitive
   bool whole_nodes = false;  // OverSubscribe=EXCLUSIVE: every job holds its nodes whole
+  // The most nodes one job can have there: its Nodes= counted, or MaxNodes= when lower;
+  // 0 when not known (a NodeSet, an expression this reader does not count).
+  int64_t max_nodes = 0;
 };
 // PartitionName= lines of a slurm.conf text (DEFAULT's settings carried to later lines).
 TRAINFIT_API std::vector<SlurmPartition> slurm_partitions(const std::string& text);
@@ -162,6 +165,9 @@ struct Policy {
   // From slurm.conf (slurm_partitions), not trainfit.conf: partitions whose jobs all hold
   // their nodes whole (OverSubscribe=EXCLUSIVE).
   std::set<std::string> whole_node_partitions;
+  // From slurm.conf too: the most nodes a job can have in a partition (SlurmPartition::
+  // max_nodes), so that a resize never asks for more nodes than the partition has.
+  std::map<std::string, int64_t> partition_max_nodes;
   const PartitionPolicy& for_partition(const std::string& partition) const;
 };
 

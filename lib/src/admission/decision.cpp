@@ -218,6 +218,15 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
     return refuse(oom + "; laid out in whole nodes/tasks it needs " + std::to_string(plan.granted) +
                   " GPUs, more than this partition's resize limit of " + std::to_string(limit));
   }
+  const int64_t nodes = plan.nodes > 0 ? plan.nodes : std::max<int64_t>(1, job.fields.nodes);
+  for (const std::string& p : parts) {  // a job asking more nodes than its partition has never starts
+    const std::string name = p.empty() ? policy.default_partition : p;
+    const auto most = policy.partition_max_nodes.find(name);
+    if (most != policy.partition_max_nodes.end() && nodes > most->second) {
+      return refuse(oom + "; laid out in whole nodes/tasks it needs " + std::to_string(nodes) + " nodes, more than partition " +
+                    name + " allows a job (" + std::to_string(most->second) + ")");
+    }
+  }
   if (plan.tasks >= int64_t{UINT32_MAX} - 2 || plan.nodes >= int64_t{UINT32_MAX} - 2) {
     return refuse(oom + "; the resized task or node count is out of Slurm's range");
   }
