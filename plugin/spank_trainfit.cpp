@@ -6,6 +6,7 @@
 // The annotation is read by the same function job_submit uses
 // (annotation_from_spank_env) and steps are judged by the same decide(); the
 // verdict on a submission (and --llm-check's report) is slurmctld's.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,8 +25,9 @@ extern "C" {
 #include "spank_endpoint.h"
 #include "trainfit/admission.h"
 #include "trainfit/admission/catalog_dir.h"
+#include "config_reader.h"
 #include "trainfit/catalog.h"
-#include "trainfit/config_file.h"
+#include "trainfit/config_file.h"  // kMaxConfigFileBytes; the reading is trainfit_config_reader.so's
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))
@@ -48,7 +50,10 @@ using namespace trainfit;
 using namespace trainfit::admission;
 
 struct Settings {
-  std::string default_gpu = "h100";
+  std::string default_gpu = "h100";  // the catalog's name, once the catalogs are read
+  std::string default_gpu_as_written = "h100";
+  std::string catalog_dir;           // catalog_dir= as written ("" = the default)
+  bool catalogs_read = false;
   std::string conf;      // site trainfit.conf: the policy srun steps are held to
   spank::EndpointArgs endpoint;                   // endpoint=, endpoint_*=, cacert= as written
   std::optional<remote::Settings> client;         // set when endpoint= is given (sbatch/salloc/srun)
@@ -86,23 +91,65 @@ Result<Request> hf_geometry(const std::string& path) {
   return request;
 }
 
+// --llm-config's file as trainfit_config_reader.so reads it (config_reader.h): the request's
+// fields as key=value pairs, and what the file left out.
+struct ConfigFields {
+  std::string fields;
+  std::string notes;  // lines, each '\n'-terminated
+};
+
+// The reader next to this plugin (a build tree), else where the packages install it.
+trainfit_read_config_fn config_reader(std::string* why) {
+  static trainfit_read_config_fn reader = nullptr;
+  if (reader != nullptr) return reader;
+  std::vector<std::string> paths;
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&config_reader), &self) != 0 && self.dli_fname != nullptr) {
+    const std::string plugin = self.dli_fname;
+    paths.push_back(plugin.substr(0, plugin.rfind('/') + 1) + "trainfit_config_reader.so");
+  }
+  paths.push_back(TRAINFIT_CONFIG_READER_PATH);
+  for (const std::string& path : paths) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      *why += (why->empty() ? "" : "; ") + std::string(dlerror());
+      continue;
+    }
+    reader = reinterpret_cast<trainfit_read_config_fn>(dlsym(handle, TRAINFIT_READ_CONFIG_SYMBOL));
+    if (reader != nullptr) return reader;
+    *why += (why->empty() ? "" : "; ") + path + ": no " + TRAINFIT_READ_CONFIG_SYMBOL;
+  }
+  return nullptr;
+}
+
 // The fields of --llm-config (a framework's config file), read on the submit host.
-Result<ConfigFile> config_file(const std::string& path) {
+Result<ConfigFields> config_file(const std::string& path) {
   Result<std::string> text = read_regular_file(path, kMaxConfigFileBytes);
   if (!text) return make_error(text.error().code, "config", "--llm-config=" + text.error().message);
-  Result<ConfigFile> file = read_config_file_text(text.value(), path);
-  if (!file) return make_error(file.error().code, "config", "--llm-config: " + file.error().message);
-  return file;
+  std::string why;
+  const trainfit_read_config_fn read = config_reader(&why);
+  if (read == nullptr) {
+    return make_error(ErrorCode::kInternal, "config", "--llm-config: the config file reader is not installed (" + why + ")");
+  }
+  char *fields = nullptr, *notes = nullptr, *message = nullptr;
+  const int rc = read(text->data(), text->size(), path.c_str(), &fields, &notes, &message);
+  ConfigFields out{fields != nullptr ? fields : "", notes != nullptr ? notes : ""};
+  const std::string said = message != nullptr ? message : "out of memory";
+  std::free(fields), std::free(notes), std::free(message);
+  if (rc != 0) {
+    const int code = rc - 1;
+    const ErrorCode error_code = code >= 0 && code <= static_cast<int>(ErrorCode::kInternal) ? static_cast<ErrorCode>(code)
+                                                                                            : ErrorCode::kInternal;
+    return make_error(error_code, "config", "--llm-config: " + said);
+  }
+  return out;
 }
 
 // What --llm-config left out, once, on the user's terminal.
-void log_config_notes(const ConfigFile& file) {
-  Request request = file.request;  // sbatch does not know the GPU count: the global batch is only noted
-  Result<std::vector<std::string>> batch = apply_global_batch(file, request);
-  std::vector<std::string> notes = batch ? batch.value() : std::vector<std::string>();
-  for (const std::string& note : config_file_notes(file)) notes.push_back(note);
-  for (const std::string& note : notes) {
-    slurm_spank_log("%s", printable("trainfit: --llm-config (" + file.kind + "): " + note).c_str());
+void log_config_notes(const ConfigFields& file) {
+  size_t start = 0;
+  for (size_t end; (end = file.notes.find('\n', start)) != std::string::npos; start = end + 1) {
+    slurm_spank_log("%s", printable(file.notes.substr(start, end - start)).c_str());
   }
 }
 
@@ -144,19 +191,24 @@ int parse_endpoint_args(spank_context_t context) {
 }
 
 // Site catalogs (docs/site.md): catalog_dir=DIR, else $TRAINFIT_CATALOG_DIR, else
-// /etc/trainfit; read once here (sbatch, salloc and srun are short-lived), before
-// default_gpu= is checked against them (in every context that checks it).
-int read_site_catalogs(int ac, char** av) {
-  std::string option;
-  for (int i = 0; i < ac; ++i) {
-    const std::string arg = av[i];
-    if (arg.rfind("catalog_dir=", 0) == 0) option = arg.substr(12);
-  }
+// /etc/trainfit; read once, and default_gpu= checked against them: at init in sbatch and
+// salloc (a plugstack.conf mistake shows at once), in srun only for a step with --llm-*
+// options of its own, never in slurmstepd: every step loads the plugin twice, and
+// parsing the catalogs costs each process ~0.4 ms.
+int ensure_catalogs() {
+  if (g_settings.catalogs_read) return 0;
+  g_settings.catalogs_read = true;
   bool named = false;
-  const std::string dir = admission::catalog_dir(option, &named);
+  const std::string dir = admission::catalog_dir(g_settings.catalog_dir, &named);
   const CatalogSet set = admission::load_site_catalogs(dir, named);
   for (const std::string& problem : set.problems) say_error("spank_trainfit: site catalog: " + problem);
   if (!set.problems.empty()) say_error("spank_trainfit: site catalogs in " + dir + " not valid; using the built-in catalogs");
+  Result<const GpuSpec*> gpu = find_gpu(g_settings.default_gpu_as_written);
+  if (!gpu) {
+    say_error("spank_trainfit: plugstack.conf: " + gpu.error().message);
+    return -1;
+  }
+  g_settings.default_gpu = gpu.value()->name;
   return 0;
 }
 
@@ -165,12 +217,9 @@ int parse_args(int ac, char** av, spank_context_t context) {
     const std::string arg = av[i];
     const size_t eq = arg.find('=');
     const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-    if (key == "default_gpu" && find_gpu(value).ok()) g_settings.default_gpu = (*find_gpu(value))->name;
-    else if (key == "default_gpu") {
-      say_error("spank_trainfit: plugstack.conf: " + find_gpu(value).error().message);
-      return -1;
-    } else if (key == "conf") g_settings.conf = value;
-    else if (key == "catalog_dir") continue;  // read first, in slurm_spank_init
+    if (key == "default_gpu") g_settings.default_gpu_as_written = value;  // checked with the catalogs
+    else if (key == "conf") g_settings.conf = value;
+    else if (key == "catalog_dir") g_settings.catalog_dir = value;
     else if (spank::take_endpoint_arg(key, value, &g_settings.endpoint)) continue;
     else {
       say_error("spank_trainfit: plugstack.conf: unknown argument '" + arg +
@@ -191,9 +240,9 @@ Result<std::vector<std::string>> job_env() {
     env.push_back("TRAINFIT_GEOMETRY=" + to_key_values(geometry.value(), ','));
   }
   if (const std::string* path = value_of("config")) {
-    Result<ConfigFile> file = config_file(*path);
+    Result<ConfigFields> file = config_file(*path);
     if (!file) return file.error();
-    env.push_back("TRAINFIT_CONFIG=" + to_key_values(file->request, ','));
+    env.push_back("TRAINFIT_CONFIG=" + file->fields);
   }
   for (const auto& [option, value] : g_values) env.push_back(spank_env_name(option) + "=" + value);
   return env;
@@ -201,6 +250,7 @@ Result<std::vector<std::string>> job_env() {
 
 // sbatch/salloc: the options as one annotation, read exactly as slurmctld will.
 int allocator_post_opt(spank_t sp) {
+  if (ensure_catalogs() != 0) return -1;
   Result<std::vector<std::string>> env = job_env();
   if (!env) {
     say_error("trainfit: " + env.error().message);
@@ -236,7 +286,7 @@ int allocator_post_opt(spank_t sp) {
     }
   }
   if (const std::string* path = value_of("config")) {
-    Result<ConfigFile> file = config_file(*path);
+    Result<ConfigFields> file = config_file(*path);
     if (file) log_config_notes(file.value());
   }
   return 0;
@@ -316,6 +366,7 @@ int local_user_init(spank_t sp) {
                                 [&](const auto& entry) { return std::find(own.begin(), own.end(), entry.first) == own.end(); }),
                  g_values.end());
   if (g_values.empty()) return 0;
+  if (ensure_catalogs() != 0) return -1;
   Result<std::vector<std::string>> env = job_env();
   if (!env) {
     say_error("trainfit: " + env.error().message);
@@ -356,8 +407,8 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
   try {
     const spank_context_t context = spank_context();
     if (context != S_CTX_ALLOCATOR && context != S_CTX_LOCAL && context != S_CTX_REMOTE) return 0;
-    if (read_site_catalogs(ac, av) != 0) return -1;
     if (parse_args(ac, av, context) != 0) return -1;
+    if (context == S_CTX_ALLOCATOR && ensure_catalogs() != 0) return -1;
     const std::vector<OptionSpec>& options = llm_options();
     g_option_names.reserve(options.size());
     static std::vector<std::string> usages;

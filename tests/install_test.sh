@@ -187,6 +187,12 @@ scontrol cancel "$job" 2>/dev/null
 before=$(jobs)
 out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-zero=7 --wrap true 2>&1); rc=$?
 detail="rc=$rc $out"; check "the SPANK plugin refuses --llm-zero=7 in sbatch" test $rc -ne 0 -a "$(jobs)" -eq "$before"
+# --llm-config: the installed plugin finds the installed reader module (libdir/trainfit).
+out=$(sbatch -H --parsable --gpus=h100:8 --llm-config="$src/tests/fixtures/frameworks/torchtune_llama3_1_8B_full.yaml" \
+        --wrap true 2>&1); rc=$?
+detail="rc=$rc $out"; check "--llm-config (a torchtune YAML) read by the installed trainfit_config_reader.so" \
+  test $rc -eq 0 -a -n "$(grep -F -- "--llm-config (torchtune): " <<<"$out")"
+scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
 sleep 0.5
 lines=$(wc -l < "$dir/audit.jsonl" 2>/dev/null || echo 0)
 detail="lines=$lines"; check "the audit log has the reject and the resize" test "$lines" -ge 2

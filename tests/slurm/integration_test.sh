@@ -409,6 +409,12 @@ min_cfg=$("$trainfit" min-gpus --config "$ds_config" --model llama3-70b --seq 40
 out=$(sbatch --gpus=h100:4 --llm-config="$ds_config" --llm-model=llama3-70b --llm-seq=4096 --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"(deepspeed): ignored (no effect on memory)"* && $out == *"min_gpus_to_fit=$min_cfg"* ]] \
   && ok "--llm-config (DeepSpeed) reaches job_submit: min_gpus_to_fit=$min_cfg as the CLI" || fail "--llm-config" "rc=$rc" "$out"
+# A torchtune YAML: read by trainfit_config_reader.so (yaml-cpp), loaded only now.
+tt_config="$here/../fixtures/frameworks/torchtune_llama3_1_8B_full.yaml"
+out=$(sbatch -H --parsable --gpus=h100:8 --llm-config="$tt_config" --wrap true 2>&1); rc=$?
+[[ $rc -eq 0 && $out == *"--llm-config (torchtune): "* ]] \
+  && ok "--llm-config (torchtune YAML) read in sbatch by the config reader module" || fail "--llm-config YAML" "rc=$rc" "$out"
+scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
 out=$(timeout 20 sbatch --gpus=h100:8 --llm-config="$dir/fifo.json" --wrap true 2>&1); rc=$?
 [[ $rc -ne 0 && $rc -ne 124 && $out == *"a FIFO, not a regular file"* ]] && ok "--llm-config=FIFO fails at once" || fail "config FIFO" "rc=$rc" "$out"
 
