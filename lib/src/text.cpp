@@ -27,6 +27,14 @@ std::string lower(std::string text) {
   return text;
 }
 
+bool equals_lower(std::string_view text, std::string_view lower_word) {
+  if (text.size() != lower_word.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != lower_word[i]) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
   size_t start = 0;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainfit/error.h"
@@ -11,6 +12,7 @@ namespace trainfit {
 
 std::string trim(const std::string& text);
 std::string lower(std::string text);
+bool equals_lower(std::string_view text, std::string_view lower_word);  // ASCII, no copy
 std::vector<std::string> split(const std::string& text, char separator);
 bool parse_int(const std::string& text, int64_t* out);    // whole string, base 10
 bool parse_number(const std::string& text, double* out);  // whole string, finite

@@ -51,9 +51,18 @@ std::string strip_option_prefix(const std::string& key) {
   return key.substr(start);
 }
 
-const OptionSpec* named_option(const std::string& key) {
-  for (const OptionSpec& o : llm_options()) {
-    if (key == o.option && o.field[0] != '\0') return &o;
+// Looked up for every key of every job: the names' lengths are known once, so most
+// candidates are passed over on their length alone.
+const OptionSpec* named_option(std::string_view key) {
+  static const std::vector<std::pair<std::string_view, const OptionSpec*>> named = [] {
+    std::vector<std::pair<std::string_view, const OptionSpec*>> out;
+    for (const OptionSpec& o : llm_options()) {
+      if (o.field[0] != '\0') out.emplace_back(o.option, &o);
+    }
+    return out;
+  }();
+  for (const auto& [name, option] : named) {
+    if (name == key) return option;
   }
   return nullptr;
 }
@@ -71,8 +80,8 @@ class Builder {
  public:
   Builder(Request* request, Face face) : request_(request), face_(face) {}
 
-  Result<bool> set(const std::string& raw_key, const std::string& value, bool in_spec) {
-    const std::string key = strip_option_prefix(raw_key);
+  // KEY without "--llm-" (set_option strips it once).
+  Result<bool> set(const std::string& key, const std::string& value, bool in_spec) {
     if (key.size() > kMaxKey || value.size() > kMaxValue) {
       return make_error(ErrorCode::kInvalidValue, shown(key),
                         spelled(shown(key), shown(value), face_, in_spec) + " is too long; accepted: keys up to " +
@@ -120,7 +129,7 @@ class Builder {
         return make_error(ErrorCode::kMalformed, "spec",
                           "--llm-spec='" + value + "': '" + pair + "' is not KEY=VALUE (e.g. --llm-spec=micro_batch=2,cp=2)");
       }
-      Result<bool> ok = set(trim(pair.substr(0, eq)), trim(pair.substr(eq + 1)), true);
+      Result<bool> ok = set(strip_option_prefix(trim(pair.substr(0, eq))), trim(pair.substr(eq + 1)), true);
       if (!ok) return ok;
     }
     return true;
@@ -232,7 +241,7 @@ Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::s
   if (!out->found) {  // the comment is the annotation; --llm-check still asks for the verdict
     const bool check = out->check;
     if (!read) return read;
-    *out = from_comment;
+    *out = std::move(from_comment);
     out->check |= check;
     return true;
   }
@@ -246,7 +255,10 @@ Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::s
 }
 
 Result<bool> annotation_from_comment(const std::string& comment, Annotation* out) {
-  out->found = comment.size() >= 9 && lower(trim(comment.substr(0, std::min<size_t>(comment.size(), 64)))).rfind("trainfit:", 0) == 0;
+  const size_t start = std::min(comment.find_first_not_of(" \t\r\n\v\f"), comment.size());
+  // "trainfit:" within the comment's first 64 bytes, after blanks, in any case.
+  out->found = start + 9 <= std::min<size_t>(comment.size(), 64) &&
+               equals_lower(std::string_view(comment).substr(start, 9), "trainfit:");
   out->face = Face::kComment;
   if (!out->found) return true;
   if (comment.size() > kMaxComment) {

@@ -33,14 +33,6 @@ std::string_view trimmed(std::string_view text) {
   return text;
 }
 
-bool equals_lower(std::string_view text, std::string_view lower_word) {
-  if (text.size() != lower_word.size()) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != lower_word[i]) return false;
-  }
-  return true;
-}
-
 bool digits(std::string_view text) {
   if (text.empty() || text.size() > 18) return false;
   for (char c : text) if (c < '0' || c > '9') return false;
