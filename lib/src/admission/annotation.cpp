@@ -78,7 +78,7 @@ std::string spelled(const std::string& key, const std::string& value, Face face,
 // Applies key=value pairs in order, refusing a field set twice with different values.
 class Builder {
  public:
-  Builder(Request* request, Face face) : request_(request), face_(face) {}
+  Builder(Request* request, Face face) : request_(request), face_(face) { seen_.reserve(8); }
 
   // KEY without "--llm-" (set_option strips it once).
   Result<bool> set(const std::string& key, const std::string& value, bool in_spec) {
@@ -192,6 +192,7 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
   out->face = Face::kOptions;
   const size_t prefix = std::char_traits<char>::length(kSpankPrefix);
   std::vector<std::pair<const OptionSpec*, std::string>> options;
+  options.reserve(8);  // a job gives a handful: one allocation, not one per growth
   std::string geometry, config;  // applied in this order whatever the order of the environment
   for (const std::string& entry : env) {
     const size_t eq = entry.find('=');
@@ -218,6 +219,7 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
   }
   // The files first (the geometry, then the config file's fields): options override them.
   for (const std::string* spec : {&geometry, &config}) {
+    if (spec->empty()) continue;
     Result<bool> set = apply_key_values(out->request, *spec, ',');
     if (!set) return set.error();
   }

@@ -366,6 +366,7 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
     return d;
   }
   std::vector<Evaluation> now;
+  now.reserve(parts.size());
   for (const std::string& p : parts) {
     const int64_t held = whole ? whole_node_gpus(policy.for_partition(p), job.fields) : gpus->gpus;
     now.push_back(evaluate(policy, p, job, gpus.value(), held, estimator));
