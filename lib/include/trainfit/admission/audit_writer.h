@@ -48,6 +48,7 @@ class TRAINFIT_API AuditWriter {
 
  private:
   struct Item {
+    Item(AuditRecord&& r, std::shared_ptr<const std::string> p, size_t b) : record(std::move(r)), path(std::move(p)), bytes(b) {}
     AuditRecord record;
     std::shared_ptr<const std::string> path;
     size_t bytes;
