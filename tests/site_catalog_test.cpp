@@ -77,6 +77,31 @@ TEST_F(SiteCatalog, AddsGpusAndModels) {
   EXPECT_DOUBLE_EQ(b.capacity, 48305799168.0);
 }
 
+// What a GPU is comes from its entry's "architecture", not from its name: a site's Hopper
+// part gets Hopper's cuBLAS workspace (32 MiB, PyTorch CublasHandlePool.cpp for sm90; Transformer
+// Engine 32 MiB more, TE module/base.py get_cublas_workspace_size_bytes), an entry without one
+// the default (:4096:2:16:8 = 8.125 MiB; TE 4 MiB).
+TEST_F(SiteCatalog, ArchitectureSaysWhatAGpuIs) {
+  const CatalogSet set = merge_catalogs(
+      {{"gpus.d/10-site.json", R"({"gpus": [
+        {"name": "h800", "architecture": "hopper", "capacity_bytes": 85520809984},
+        {"name": "h800-unsaid", "capacity_bytes": 85520809984}]})"}},
+      {});
+  ASSERT_TRUE(set.problems.empty()) << joined(set.problems);
+  ASSERT_TRUE(install_catalogs(set));
+  const double MiB = 1024.0 * 1024.0;
+  EXPECT_EQ(testing::estimate_of("model=llama3-8b,gpu=h800,num_gpus=8,zero_stage=3").overheads.workspaces, 32 * MiB);
+  EXPECT_EQ(testing::estimate_of("model=llama3-8b,gpu=h800-unsaid,num_gpus=8,zero_stage=3").overheads.workspaces,
+            8.125 * MiB);
+  EXPECT_EQ(testing::estimate_of("model=llama3-8b,gpu=h800,num_gpus=8,zero_stage=3,framework=megatron").overheads.workspaces,
+            64 * MiB);  // Megatron's fused ops: Transformer Engine's own workspace too
+  const CatalogSet bad = merge_catalogs({{"gpus.d/20-bad.json",
+                                          R"({"gpus": [{"name": "x9", "architecture": "hoppr", "capacity_bytes": 85520809984}]})"}},
+                                        {});
+  ASSERT_EQ(bad.problems.size(), 1u) << joined(bad.problems);
+  EXPECT_NE(bad.problems[0].find("architecture='hoppr' is not valid; accepted: "), std::string::npos) << bad.problems[0];
+}
+
 TEST_F(SiteCatalog, LaterFilesOverrideEarlierAndTheBuiltIn) {
   const double builtin = gpu_in_catalog("h100")->capacity_bytes;
   const CatalogSet set = merge_catalogs(

@@ -22,6 +22,10 @@ struct Word {
 };
 constexpr Word<Mlp> kMlpWords[] = {{"swiglu", Mlp::kSwiGlu}, {"gelu", Mlp::kGelu}};
 constexpr Word<Norm> kNormWords[] = {{"rmsnorm", Norm::kRmsNorm}, {"layernorm", Norm::kLayerNorm}};
+constexpr Word<GpuArchitecture> kArchitectureWords[] = {
+    {"volta", GpuArchitecture::kVolta},   {"turing", GpuArchitecture::kTuring},       {"ampere", GpuArchitecture::kAmpere},
+    {"ada", GpuArchitecture::kAda},       {"hopper", GpuArchitecture::kHopper},       {"blackwell", GpuArchitecture::kBlackwell},
+    {"cdna2", GpuArchitecture::kCdna2},   {"cdna3", GpuArchitecture::kCdna3},         {"other", GpuArchitecture::kOther}};
 constexpr Word<Bias> kBiasWords[] = {{"none", Bias::kNone}, {"qkv", Bias::kQkv}, {"all", Bias::kAll}};
 
 template <typename T, size_t N>
@@ -92,6 +96,7 @@ inline GpuSpec gpu_from(const nlohmann::json& g) {
   spec.source = g.value("source", "");
   spec.device_names = strings_of(g, "device_names");
   spec.device_names_source = g.value("device_names_source", "");
+  word_value(kArchitectureWords, g.value("architecture", "other"), &spec.architecture);
   return spec;
 }
 

@@ -78,7 +78,7 @@ std::string shown(const json& value) {
 
 struct Field {
   const char* name;
-  enum Kind { kName, kNames, kText, kCount, kBool, kNumber, kMlp, kNorm, kBias } kind;
+  enum Kind { kName, kNames, kText, kCount, kBool, kNumber, kMlp, kNorm, kBias, kArchitecture } kind;
   bool required;
   double min, max;  // for kCount and kNumber
 };
@@ -94,6 +94,7 @@ const std::vector<Field>& gpu_fields() {
       {"source", Field::kText, false, 0, 0},
       {"device_names", Field::kNames, false, 0, 0},
       {"device_names_source", Field::kText, false, 0, 0},
+      {"architecture", Field::kArchitecture, false, 0, 0},
   };
   return fields;
 }
@@ -194,6 +195,11 @@ std::string check_field(const Field& f, const json& v) {
     case Field::kBias: {
       Bias x;
       return v.is_string() && word_value(kBiasWords, v.get<std::string>(), &x) ? "" : bad + accepted_words(kBiasWords);
+    }
+    case Field::kArchitecture: {
+      GpuArchitecture x;
+      return v.is_string() && word_value(kArchitectureWords, v.get<std::string>(), &x) ? ""
+                                                                                      : bad + accepted_words(kArchitectureWords);
     }
   }
   return "";

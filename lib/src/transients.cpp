@@ -219,11 +219,8 @@ Overheads overheads(const Config& c, double tensor_peak, const Transients& x) {
   // cuBLAS workspace, allocated through the caching allocator: 32 MiB on sm90 (Hopper),
   // else :4096:2:16:8 = 8.125 MiB (PyTorch CublasHandlePool.cpp parseChosenWorkspaceSize);
   // Transformer Engine adds its own, 32 MiB on Hopper, 4 MiB before (TE module/base.py
-  // get_cublas_workspace_size_bytes).
-  // string_view: lengths compared first (this runs for every point of both profiles).
-  const std::string_view gpu = c.gpu_name;
-  const bool hopper = gpu == std::string_view("h100") || gpu == std::string_view("h100-pcie") ||
-                      gpu == std::string_view("h200") || gpu == std::string_view("gh200");
+  // get_cublas_workspace_size_bytes). The catalog's "architecture" says which GPU is which.
+  const bool hopper = c.gpu_architecture == GpuArchitecture::kHopper;
   o.workspaces = hopper ? 32.0 * 1024 * 1024 : 8.125 * 1024 * 1024;
   if (c.ops == Ops::kFused) o.workspaces += hopper ? 32.0 * 1024 * 1024 : 4.0 * 1024 * 1024;
   // Caching-allocator reserve above the allocated peak: at least Megatron's x1.05 buffer

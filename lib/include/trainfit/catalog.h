@@ -26,6 +26,7 @@ struct GpuSpec {
   std::string description;
   double capacity_bytes = 0;   // what a framework can allocate into
   std::string source;          // where that number comes from
+  GpuArchitecture architecture = GpuArchitecture::kOther;  // "architecture": hopper, ampere, ...
   // Product names as the driver reports them (NVML nvmlDeviceGetName, i.e.
   // nvidia-smi --query-gpu=name; ROCm SMI / amdsmi for AMD), e.g. "NVIDIA H100 80GB HBM3".
   std::vector<std::string> device_names;

@@ -15,6 +15,9 @@ namespace trainfit {
 
 enum class Mlp { kSwiGlu, kGelu };
 enum class Norm { kRmsNorm, kLayerNorm };
+// A GPU's generation, from the catalog's "architecture" (site GPUs say theirs): what the
+// libraries key their workspace sizes on (compute capability 9.0 is Hopper).
+enum class GpuArchitecture { kOther, kVolta, kTuring, kAmpere, kAda, kHopper, kBlackwell, kCdna2, kCdna3 };
 enum class Bias { kNone, kQkv, kAll };
 enum class Precision { kFp32, kBf16, kBf16Amp, kFp16Amp, kFp8 };
 enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor, kLion };
@@ -128,6 +131,7 @@ struct Config {
   ReportStage report_stage = ReportStage::kCritical;
   // Hardware
   std::string gpu_name;
+  GpuArchitecture gpu_architecture = GpuArchitecture::kOther;
   double capacity_bytes = 0;
   bool offload_optimizer = false;
   bool offload_params = false;

@@ -84,6 +84,7 @@ Result<bool> resolve_hardware(const Request& r, Config& c, Notes& notes) {
     Result<const GpuSpec*> gpu = find_gpu(*r.gpu);
     if (!gpu) return gpu.error();
     c.gpu_name = (*gpu)->name;
+    c.gpu_architecture = (*gpu)->architecture;
     c.capacity_bytes = (*gpu)->capacity_bytes;
   }
   if (r.gpu_memory_gb) {
@@ -97,6 +98,7 @@ Result<bool> resolve_hardware(const Request& r, Config& c, Notes& notes) {
     const GpuSpec* h100 = gpu_in_catalog("h100");
     if (h100 == nullptr) return make_error(ErrorCode::kInternal, "gpu", "GPU catalog is empty");
     c.gpu_name = h100->name;
+    c.gpu_architecture = h100->architecture;
     c.capacity_bytes = h100->capacity_bytes;
     notes.push_back("gpu=h100 (79.6 GiB)");
   }
