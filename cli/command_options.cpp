@@ -1,5 +1,7 @@
 #include "command_options.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 #include <numeric>
@@ -54,6 +56,12 @@ std::optional<int64_t> smallest_layout(const Request& r) {
     return std::nullopt;
   }
   return std::lcm(tp * pp * cp, tp * pp * ep);
+}
+
+std::string host_name() {
+  char buffer[256] = {0};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "localhost";
+  return buffer;
 }
 
 }  // namespace trainfit::cli

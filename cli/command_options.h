@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "trainfit/request.h"
 
@@ -20,5 +21,8 @@ bool parse_command(int argc, char** argv, boost::program_options::options_descri
 // smallest count the parallel layout allows (lcm of tp*pp*cp and tp*pp*ep), not from 1,
 // which a layout with tp > 1 would refuse. Out-of-range sizes are left to resolve().
 std::optional<int64_t> smallest_layout(const Request& request);
+
+// This machine's name (gethostname), the node_name a response carries; "localhost" when unknown.
+std::string host_name();
 
 }  // namespace trainfit::cli

@@ -63,12 +63,6 @@ int bad_input(const std::string& message) {
   return kBadInput;
 }
 
-std::string host_name() {
-  char buffer[256] = {0};
-  if (gethostname(buffer, sizeof buffer - 1) != 0) return "localhost";
-  return buffer;
-}
-
 // Parses argv for one command; returns false (and sets *exit_code) when done.
 bool parse(int argc, char** argv, po::options_description& visible, const po::options_description& hidden,
            po::variables_map& vm, int* exit_code) {
@@ -135,7 +129,7 @@ int run_request_command(const std::string& command, int argc, char** argv) {
     return kOom;
   }
   if (format == "json") {
-    std::cout << response_to_json(r, {host_name(), ms}, 2) << "\n";
+    std::cout << response_to_json(r, {cli::host_name(), ms}, 2) << "\n";
   } else if (command == "sweep") {
     if (format == "csv") cli::print_sweep_csv(std::cout, r, over != "seq", over != "gpus");
     else cli::print_sweep_table(std::cout, r, over != "seq", over != "gpus");

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "command_options.h"
 #include "serve.h"
 #include "serve_access_log.h"
 #include "serve_connection.h"
@@ -61,12 +62,6 @@ struct ServeOptions {
 int fail(const std::string& message) {
   std::cerr << "trainfit: " << message << "\n";
   return 2;
-}
-
-std::string host_name() {
-  char buffer[256] = {0};
-  if (gethostname(buffer, sizeof buffer - 1) != 0) return "localhost";
-  return buffer;
 }
 
 // "HOST:PORT", "[::1]:PORT" or ":PORT"; false if it is none of these.

@@ -14,6 +14,8 @@
 // (6864355.4142 vs 6864355.4142000005), so the response's bytes would change.
 #include <nlohmann/json.hpp>
 
+#include "utf8.h"
+
 namespace trainfit {
 
 std::string replace_invalid_utf8(std::string_view text) {
@@ -21,25 +23,12 @@ std::string replace_invalid_utf8(std::string_view text) {
   out.reserve(text.size());
   size_t i = 0;
   while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    // The length a lead byte announces, and the range its first continuation must be in
-    // (RFC 3629 section 4: no overlong forms, no surrogates, nothing above U+10FFFF).
-    size_t length = 0;
-    unsigned char low = 0x80, high = 0xBF;
-    if (lead < 0x80) length = 1;
-    else if (lead >= 0xC2 && lead <= 0xDF) length = 2;
-    else if (lead >= 0xE0 && lead <= 0xEF) length = 3, low = lead == 0xE0 ? 0xA0 : 0x80, high = lead == 0xED ? 0x9F : 0xBF;
-    else if (lead >= 0xF0 && lead <= 0xF4) length = 4, low = lead == 0xF0 ? 0x90 : 0x80, high = lead == 0xF4 ? 0x8F : 0xBF;
-    bool valid = length > 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      valid = k == 1 ? next >= low && next <= high : next >= 0x80 && next <= 0xBF;
-    }
-    if (valid) {
-      out.append(text.substr(i, length));
-      i += length;
+    const Utf8Sequence sequence = utf8_sequence(text, i);
+    if (sequence.valid) {
+      out.append(text.substr(i, sequence.length));
+      i += sequence.length;
     } else {
-      out += "\xEF\xBF\xBD";
+      out += "\xEF\xBF\xBD";  // U+FFFD, for each byte that is not UTF-8
       ++i;
     }
   }
@@ -47,35 +36,10 @@ std::string replace_invalid_utf8(std::string_view text) {
 }
 namespace {
 
-// A UTF-8 lead byte: the sequence's length (0: not a lead) and its second byte's range
-// (Unicode's Table 3-7: no overlongs, surrogates or code points above U+10FFFF).
-struct Utf8Lead {
-  size_t length;
-  unsigned char low, high;
-};
-
-Utf8Lead utf8_lead(unsigned char lead) {
-  if (lead >= 0xC2 && lead <= 0xDF) return {2, 0x80, 0xBF};
-  if (lead == 0xE0) return {3, 0xA0, 0xBF};
-  if (lead == 0xED) return {3, 0x80, 0x9F};
-  if (lead >= 0xE1 && lead <= 0xEF) return {3, 0x80, 0xBF};
-  if (lead == 0xF0) return {4, 0x90, 0xBF};
-  if (lead >= 0xF1 && lead <= 0xF3) return {4, 0x80, 0xBF};
-  if (lead == 0xF4) return {4, 0x80, 0x8F};
-  return {0, 0, 0};
-}
-
-// Length of the well-formed UTF-8 sequence at text[at]; 0 when the byte cannot start one
-// or the bytes after it cannot continue it.
+// Length of the well-formed UTF-8 sequence at text[at]; 0 when it is not one.
 size_t utf8_length(std::string_view text, size_t at) {
-  const Utf8Lead lead = utf8_lead(static_cast<unsigned char>(text[at]));
-  if (lead.length == 0) return 0;
-  for (size_t i = 1; i < lead.length; ++i) {
-    if (at + i >= text.size()) return 0;
-    const auto next = static_cast<unsigned char>(text[at + i]);
-    if (next < (i == 1 ? lead.low : 0x80) || next > (i == 1 ? lead.high : 0xBF)) return 0;
-  }
-  return lead.length;
+  const Utf8Sequence sequence = utf8_sequence(text, at);
+  return sequence.valid ? sequence.length : 0;
 }
 
 // Bytes that stand as themselves in a JSON string (UTF-8 sequences are checked apart).

@@ -2,6 +2,7 @@
 #include "trainfit/admission/audit_log.h"
 
 #include "internal.h"
+#include "../utf8.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -232,43 +233,6 @@ namespace {
 constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
 constexpr char kHex[] = "0123456789abcdef";
 
-struct Utf8Step {
-  size_t length;  // bytes of the character, or of the maximal ill-formed subpart
-  bool valid;
-};
-
-// What a lead byte promises: how many continuation bytes follow, and the bounds of
-// the first of them (Unicode Table 3-7), which rule out overlongs (E0, F0),
-// surrogates (ED) and code points above U+10FFFF (F4).
-struct LeadByte {
-  size_t continuations;  // 0: not a lead byte (80..C1, F5..FF)
-  unsigned char low;
-  unsigned char high;
-};
-
-LeadByte lead_byte(unsigned char lead) {
-  if (lead >= 0xC2 && lead <= 0xDF) return {1, 0x80, 0xBF};
-  if (lead == 0xE0) return {2, 0xA0, 0xBF};
-  if (lead == 0xED) return {2, 0x80, 0x9F};
-  if (lead >= 0xE1 && lead <= 0xEF) return {2, 0x80, 0xBF};
-  if (lead == 0xF0) return {3, 0x90, 0xBF};
-  if (lead >= 0xF1 && lead <= 0xF3) return {3, 0x80, 0xBF};
-  if (lead == 0xF4) return {3, 0x80, 0x8F};
-  return {0, 0, 0};
-}
-
-// The non-ASCII character starting at text[0], of the available bytes.
-Utf8Step utf8_step(const unsigned char* text, size_t available) {
-  const LeadByte lead = lead_byte(text[0]);
-  if (lead.continuations == 0) return {1, false};
-  for (size_t i = 1; i <= lead.continuations; ++i) {
-    const unsigned char low = i == 1 ? lead.low : 0x80;
-    const unsigned char high = i == 1 ? lead.high : 0xBF;
-    if (i >= available || text[i] < low || text[i] > high) return {i, false};
-  }
-  return {lead.continuations + 1, true};
-}
-
 // Printable ASCII that goes into a JSON string as it is.
 bool plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
 
@@ -307,7 +271,7 @@ void append_json_string(std::string& out, const std::string& text, size_t max_by
       append_escape(out, bytes[at++]);
       continue;
     }
-    const Utf8Step step = utf8_step(bytes + at, size - at);
+    const Utf8Sequence step = utf8_sequence(text, at);
     if (at + step.length > limit) break;  // would not fit whole: cut before it
     if (step.valid) out.append(text, at, step.length);
     else out += kReplacement;
