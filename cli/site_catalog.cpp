@@ -118,6 +118,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "quiet,q", "no summary line and no notes when everything is valid")(
+      "keys", "list the keys trainfit.conf knows, one per line, and exit")(
       "slurm-conf", po::value<std::string>()->value_name("FILE"),
       "slurm.conf whose partitions the overrides must name (default $SLURM_CONF, else /etc/slurm/slurm.conf)");
   po::options_description hidden;
@@ -140,6 +141,10 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
                  "catalogs (--catalog-dir, $TRAINFIT_CATALOG_DIR or /etc/trainfit): every problem as\n"
                  "FILE:LINE: message. Exit 0 when everything is valid, 2 otherwise.\n\n"
               << visible << "\n";
+    return 0;
+  }
+  if (vm.count("keys")) {
+    for (const std::string& key : admission::policy_keys()) std::cout << key << "\n";
     return 0;
   }
   const bool quiet = vm.count("quiet") > 0;

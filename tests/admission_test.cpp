@@ -479,6 +479,24 @@ TEST(SlurmConf, PartitionsAsSlurmctldReadsThem) {
   EXPECT_TRUE(has_settings("# policy\naction = warn\n"));
 }
 
+// The keys check-config --keys lists are the parser's: each is taken (or its value judged),
+// none is "unknown", and a key not listed is.
+TEST(Policy, KeysListedAreTheParsersKeys) {
+  const std::vector<std::string> keys = policy_keys();
+  ASSERT_GE(keys.size(), 10u);
+  for (std::string key : keys) {
+    if (key == "gpu_alias.NAME") key = "gpu_alias.h100_80g";
+    if (key == "partition.NAME.KEY") key = "partition.gpu.action";
+    Result<Policy> parsed = parse_policy(key + " = x\n");
+    if (!parsed) {
+      EXPECT_EQ(parsed.error().message.find("unknown key"), std::string::npos) << key << ": " << parsed.error().message;
+    }
+  }
+  Result<Policy> unknown = parse_policy("no_such_key = 1\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("unknown key 'no_such_key'"), std::string::npos);
+}
+
 // A job's most nodes per partition: Nodes= counted as Slurm's hostlists are, MaxNodes= when lower.
 TEST(SlurmConf, MostNodesAJobCanHave) {
   const std::vector<SlurmPartition> parts = slurm_partitions(

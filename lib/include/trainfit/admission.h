@@ -175,6 +175,9 @@ struct Policy {
 // "partition.NAME.KEY = VALUE"; "gpu_alias.NAME = CATALOG_NAME". Values of enumerated
 // keys are case-insensitive. Errors: "trainfit.conf line N: ...".
 TRAINFIT_API Result<Policy> parse_policy(const std::string& text);
+// Every key trainfit.conf knows, from the parser's own tables, as written there (per-partition
+// keys, then the site's, then "gpu_alias.NAME" and "partition.NAME.KEY").
+TRAINFIT_API std::vector<std::string> policy_keys();
 
 // Whether the text has any key = value line (not only blanks and comments): an empty
 // trainfit.conf at reload is a file cut short, not a new policy.

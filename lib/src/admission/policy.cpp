@@ -89,7 +89,51 @@ const std::vector<std::pair<std::string, Setter>>& partition_keys() {
   return keys;
 }
 
+// Keys of the whole site (not per partition), in the order messages list them.
+using SiteSetter = std::function<std::string(Policy&, const std::string&)>;  // "" or the problem
+
+const std::vector<std::pair<std::string, SiteSetter>>& site_keys() {
+  static const std::vector<std::pair<std::string, SiteSetter>> keys = {
+      {"audit_log",
+       [](Policy& p, const std::string& v) -> std::string {
+         if (v[0] != '/') return "audit_log='" + v + "' must be an absolute path";
+         p.audit_log = v;
+         return "";
+       }},
+      {"on_error",
+       [](Policy& p, const std::string& v) -> std::string {
+         if (lower(v) != "open" && lower(v) != "closed") return "on_error='" + v + "' is not valid; accepted: open|closed";
+         p.fail_open = lower(v) == "open";
+         return "";
+       }},
+      {"default_partition",
+       [](Policy& p, const std::string& v) -> std::string {
+         p.default_partition = v;
+         return "";
+       }},
+      {"operators", [](Policy& p, const std::string& v) { return set_list(p.operators, "operators", v); }},
+      {"unchecked_updates",
+       [](Policy& p, const std::string& v) -> std::string {
+         if (lower(v) != "refuse" && lower(v) != "allow") {
+           return "unchecked_updates='" + v + "' is not valid; accepted: refuse|allow";
+         }
+         p.allow_unchecked_updates = lower(v) == "allow";
+         return "";
+       }},
+  };
+  return keys;
+}
+
 }  // namespace
+
+std::vector<std::string> policy_keys() {
+  std::vector<std::string> out;
+  for (const auto& entry : partition_keys()) out.push_back(entry.first);
+  for (const auto& entry : site_keys()) out.push_back(entry.first);
+  out.push_back("gpu_alias.NAME");
+  out.push_back("partition.NAME.KEY");
+  return out;
+}
 
 const char* to_string(Action action) {
   return action == Action::kReject ? "reject" : action == Action::kResize ? "resize" : "warn";
@@ -116,32 +160,10 @@ Result<Policy> parse_policy(const std::string& text) {
     if (eq == std::string::npos) return conf_error(number, "'" + line + "' is not key = value");
     const std::string key = lower(trim(line.substr(0, eq))), value = trim(line.substr(eq + 1));
     if (value.empty()) return conf_error(number, key + " has no value");
-    if (key == "audit_log") {
-      if (value[0] != '/') return conf_error(number, "audit_log='" + value + "' must be an absolute path");
-      policy.audit_log = value;
-      continue;
-    }
-    if (key == "on_error") {
-      if (lower(value) != "open" && lower(value) != "closed") {
-        return conf_error(number, "on_error='" + value + "' is not valid; accepted: open|closed");
-      }
-      policy.fail_open = lower(value) == "open";
-      continue;
-    }
-    if (key == "default_partition") {
-      policy.default_partition = value;
-      continue;
-    }
-    if (key == "operators") {
-      const std::string problem = set_list(policy.operators, "operators", value);
+    const auto site = std::find_if(site_keys().begin(), site_keys().end(), [&](const auto& entry) { return entry.first == key; });
+    if (site != site_keys().end()) {
+      const std::string problem = site->second(policy, value);
       if (!problem.empty()) return conf_error(number, problem);
-      continue;
-    }
-    if (key == "unchecked_updates") {
-      if (lower(value) != "refuse" && lower(value) != "allow") {
-        return conf_error(number, "unchecked_updates='" + value + "' is not valid; accepted: refuse|allow");
-      }
-      policy.allow_unchecked_updates = lower(value) == "allow";
       continue;
     }
     if (key.rfind("gpu_alias.", 0) == 0) {
@@ -166,14 +188,15 @@ Result<Policy> parse_policy(const std::string& text) {
       if (!problem.empty()) return conf_error(number, problem);
     }
     if (!known) {
-      std::vector<std::string> names = {"audit_log", "on_error", "default_partition", "operators", "unchecked_updates"};
-      for (const auto& entry : partition_keys()) names.push_back(entry.first);
+      std::vector<std::string> names;
+      std::string list;
+      for (const std::string& name : policy_keys()) {
+        if (name.find('.') == std::string::npos) names.push_back(name);
+        list += (list.empty() ? "" : ", ") + name;
+      }
       const std::string hint = did_you_mean(key, names);
       return conf_error(number, "unknown key '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                                    "; known: action, resize_max_gpus, headroom, default_gpu, gpus_per_node, "
-                                    "require_annotation, exempt_users, exempt_accounts, exempt_qos, audit_log, "
-                                    "on_error, default_partition, operators, unchecked_updates, gpu_alias.NAME, "
-                                    "partition.NAME.KEY");
+                                    "; known: " + list);
     }
   }
   for (const auto& [line, partition, key, value] : overrides) {
