@@ -65,11 +65,11 @@ Result<bool> check_probe(const remote::Settings& settings, const Request& probe,
     if (outcome.answer->status == 400) return unless_about_num_gpus(*error_from_json(outcome.answer->body));
     return true;
   }
-  const std::string down = "trainfit: no endpoint answered: " + remote::describe(outcome.failures) + "; ";
+  const std::string down = "no endpoint answered: " + remote::describe(outcome.failures) + "; ";
   if (settings.fallback == remote::Fallback::kRefuse) {
-    return make_error(ErrorCode::kInternal, "endpoint", down.substr(10) + "refused (endpoint_fallback=refuse)");
+    return make_error(ErrorCode::kInternal, "endpoint", down + "refused (endpoint_fallback=refuse)");
   }
-  say(down + "computed locally");
+  say("trainfit: " + down + "computed locally");
   return check_probe_locally(probe);
 }
 

@@ -18,6 +18,29 @@ Error conf_error(int line, const std::string& message) {
 
 using Setter = std::function<std::string(PartitionPolicy&, const std::string&)>;  // "" or the problem
 
+// One line of trainfit.conf that says something: '#' starts a comment, blanks around.
+struct ConfLine {
+  int number;        // 1-based
+  std::string text;  // the line without its comment, trimmed (names keep their case)
+  size_t eq;         // where '=' is in text; npos when there is none
+  std::string key() const { return lower(trim(text.substr(0, eq))); }
+  std::string value() const { return trim(text.substr(eq + 1)); }
+};
+
+// The one reading of trainfit.conf's lines, for the parser, has_settings and fail_open_of.
+std::vector<ConfLine> conf_lines(const std::string& text) {
+  std::vector<ConfLine> out;
+  int number = 0;
+  for (const std::string& raw : split(text, '\n')) {
+    ++number;
+    std::string line = trim(raw.substr(0, raw.find('#')));
+    if (line.empty()) continue;
+    const size_t eq = line.find('=');
+    out.push_back(ConfLine{number, std::move(line), eq});
+  }
+  return out;
+}
+
 // "alice, bob" -> {"alice", "bob"}; "" or the problem.
 std::string set_list(std::set<std::string>& out, const char* key, const std::string& value) {
   out.clear();
@@ -148,17 +171,11 @@ Result<Policy> parse_policy(const std::string& text) {
   Policy policy;
   // Partition overrides apply on top of the final defaults, whatever the line order.
   std::vector<std::tuple<int, std::string, std::string, std::string>> overrides;
-  int number = 0;
-  for (const std::string& raw : split(text, '\n')) {
-    ++number;
-    std::string line = raw;
-    const size_t hash = line.find('#');
-    if (hash != std::string::npos) line = line.substr(0, hash);
-    line = trim(line);
-    if (line.empty()) continue;
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos) return conf_error(number, "'" + line + "' is not key = value");
-    const std::string key = lower(trim(line.substr(0, eq))), value = trim(line.substr(eq + 1));
+  for (const ConfLine& conf_line : conf_lines(text)) {
+    const int number = conf_line.number;
+    const std::string& line = conf_line.text;
+    if (conf_line.eq == std::string::npos) return conf_error(number, "'" + line + "' is not key = value");
+    const std::string key = conf_line.key(), value = conf_line.value();
     if (value.empty()) return conf_error(number, key + " has no value");
     const auto site = std::find_if(site_keys().begin(), site_keys().end(), [&](const auto& entry) { return entry.first == key; });
     if (site != site_keys().end()) {
@@ -213,12 +230,7 @@ Result<Policy> parse_policy(const std::string& text) {
   return policy;
 }
 
-bool has_settings(const std::string& text) {
-  for (const std::string& raw : split(text, '\n')) {
-    if (!trim(raw.substr(0, raw.find('#'))).empty()) return true;
-  }
-  return false;
-}
+bool has_settings(const std::string& text) { return !conf_lines(text).empty(); }
 
 std::vector<std::string> unknown_partitions(const Policy& policy, const std::vector<SlurmPartition>& slurm) {
   std::vector<std::string> out;
@@ -240,11 +252,9 @@ std::vector<std::string> unknown_partitions(const Policy& policy, const std::vec
 
 bool fail_open_of(const std::string& text) {
   bool open = true;
-  for (const std::string& raw : split(text, '\n')) {
-    std::string line = raw.substr(0, raw.find('#'));
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos || lower(trim(line.substr(0, eq))) != "on_error") continue;
-    const std::string value = lower(trim(line.substr(eq + 1)));
+  for (const ConfLine& line : conf_lines(text)) {
+    if (line.eq == std::string::npos || line.key() != "on_error") continue;
+    const std::string value = lower(line.value());
     if (value == "open" || value == "closed") open = value == "open";
   }
   return open;
