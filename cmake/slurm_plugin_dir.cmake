@@ -1,5 +1,5 @@
 # Where Slurm loads plugins from, and which Slurm release the plugins are built against
-# (plugin_version must equal it: shared/notes/slurm.md). Sets, from the installed Slurm:
+# (plugin_version must equal it: docs/slurm.md). Sets, from the installed Slurm:
 #   TRAINFIT_SLURM_VERSION         "22.05.8", from slurm/slurm_version.h
 #   TRAINFIT_SLURM_PLUGIN_DIR_ABS  the directory the installed Slurm loads plugins from
 #   TRAINFIT_SLURM_PLUGIN_DIR      (cache) the install destination of the plugins: relative to

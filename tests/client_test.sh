@@ -32,7 +32,7 @@ done
 live=http://127.0.0.1:$port
 answered="answered by $live/edge/training (serving_node node-a)"
 
-# The seed's example request (../shared/seed/), as committed in tests/fixtures.
+# The seed's example request, as committed in tests/fixtures.
 cp "$(dirname "$0")/fixtures/seed_request.json" "$tmp/seed.json"
 
 # run NAME ARGS...: stdout, stderr and exit code in $tmp/NAME.{out,err,rc}.

@@ -32,7 +32,7 @@ TEST(Catalog, PublishedParameterCountsAreExact) {
 }
 
 TEST(Parameters, Llama3Counts) {
-  // shared/notes/memory-model.md section 3.
+  // The models' safetensors totals on Hugging Face (tests/fixtures/hf/README.md).
   EXPECT_EQ(count_parameters((*find_model("llama3-8b"))->geometry).total, 8030261248.0);
   EXPECT_EQ(count_parameters((*find_model("llama3-70b"))->geometry).total, 70553706496.0);
   EXPECT_EQ(count_parameters((*find_model("llama3-405b"))->geometry).total, 405853388800.0);
@@ -54,7 +54,7 @@ TEST_P(HfConfig, CountsMatchThePublishedNumber) {
   EXPECT_EQ(count_parameters(geometry.value()).total, GetParam().params) << GetParam().file;
 }
 
-// Counts from shared/fixtures/hf/README.md.
+// Counts from tests/fixtures/hf/README.md.
 INSTANTIATE_TEST_SUITE_P(Fixtures, HfConfig,
                          ::testing::Values(HfCase{"llama-3-8b.config.json", 8030261248.0},
                                            HfCase{"llama-3-70b.config.json", 70553706496.0},

@@ -1,4 +1,4 @@
-// Published numbers (shared/notes/memory-model.md section 2).
+// Published numbers: each test names its paper, figure or table.
 #include "test_util.h"
 
 namespace trainfit {

@@ -60,7 +60,7 @@ sys.exit(0 if want in open(sys.argv[2]).read() else 1)
 PY
 done
 
-# The seed's example request (../shared/seed/), as committed in tests/fixtures.
+# The seed's example request, as committed in tests/fixtures.
 cp "$(dirname "$0")/fixtures/seed_request.json" "$tmp/seed.json"
 "$bin" estimate --request "$tmp/seed.json" --format json >"$tmp/cli.json" 2>/dev/null
 

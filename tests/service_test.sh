@@ -72,7 +72,7 @@ json_get() { py -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" 
 start_server
 
 # The seed's example request, on the endpoint and every alias.
-# The seed's example request (../shared/seed/), as committed in tests/fixtures.
+# The seed's example request, as committed in tests/fixtures.
 cp "$(dirname "$0")/fixtures/seed_request.json" "$tmp/seed.json"
 "$bin" estimate --request "$tmp/seed.json" --format json >"$tmp/cli.json" 2>/dev/null
 comparable "$tmp/cli.json" >"$tmp/cli.cmp"

@@ -3,7 +3,7 @@
 // sbh(34 + 5as/h) per GPT layer, split into a replicated part (10) and a
 // TP-split part (24/t). Generalized here tensor by tensor to GQA, SwiGLU,
 // RMSNorm, no-dropout models, flash attention and context parallelism
-// (shared/notes/memory-model.md section 1.6), and to what PyTorch eager
+// (each term's comment says how), and to what PyTorch eager
 // modules really save (ops = eager; measured in tests/fidelity, docs/fidelity.md).
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real single-host Slurm cluster on loopback for tests and benchmarks (as root):
 # munged, slurmctld and slurmd from Debian's packages, everything else in a temporary
-# directory, fake GPUs as empty device files (shared/notes/slurm.md). Source it, then:
+# directory, fake GPUs as empty device files (gres.conf File=, AutoDetect=off). Source it, then:
 #   cluster_start DIR PLUGIN_DIR [job_submit_plugins]   # "" = no job_submit plugin
 #                                  # PLUGIN_DIR "" = no PluginDir: Slurm's own (installed plugins)
 #   cluster_stop DIR

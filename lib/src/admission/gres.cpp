@@ -1,4 +1,4 @@
-// GPU requests in every spelling Slurm versions use (shared/notes/slurm.md:
+// GPU requests in every spelling Slurm versions use (docs/slurm.md, the release table:
 // <=20.11 "gpu:8"; 21.08-23.02 "gres:gpu:8"; 23.11+ "gres/gpu:8", "=" for the count).
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,5 @@
 // Resizing a job to min_gpus_to_fit. Slurm gives a job the GPUs of TresPerJob, else
-// TresPerNode x NumNodes, else TresPerTask x NumTasks (shared/notes/slurm.md), so the
+// TresPerNode x NumNodes, else TresPerTask x NumTasks (docs/slurm.md, Resizes), so the
 // plan rewrites the field the user wrote and rounds nodes and tasks up, never down:
 // the job gets at least the GPUs the message names.
 #include "resize.h"

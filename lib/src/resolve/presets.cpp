@@ -1,7 +1,7 @@
 // Framework presets: the request in the user's framework's words, rewritten into
 // trainfit's, with the defaults that framework really uses where the request is silent.
 // Explicit fields always win; every filled value is noted with where the framework
-// defines it (refs as in shared/notes/frameworks.md: torchtitan v0.2.1, Megatron-LM
+// defines it (read at these tags: torchtitan v0.2.1, Megatron-LM
 // core_v0.15.0, torchtune v0.6.1, transformers/accelerate v1.10.0, DeepSpeed v0.16.4,
 // LitGPT v0.5.12, PEFT v0.18.0).
 #include "choices.h"
