@@ -124,8 +124,12 @@ says `held_logits` explicitly.
 - **DDP** (`measure.ddp`): PyTorch DistributedDataParallel over a world of one (gloo; gloo has no
   bf16 all-reduce, so bf16-amp only). The Reducer allocates its buckets, as large as the
   gradients, when it is built; the peak counts them among the bytes live at the step's start
-  (measured by the profiler around the construction). Request: `num_gpus: 2` (the
-  buckets do not depend on the world size), `ddp_full_buckets` left at its default.
+  (measured by the profiler around the construction). The all-reduce of a world of one is
+  the identity, and the harness registers it as DDP's comm hook: gloo's all-reduce works on its
+  own thread, which the profiler does not see, and finishes at a time that varies from run to
+  run (a gradient-sized difference, 13.4 MiB, seen in 2 CI runs of many); NCCL's works in place.
+  Request: `num_gpus: 2` (the buckets do not depend on the world size), `ddp_full_buckets` left
+  at its default.
 - **recompute op** (`model.py` OpSAC): torchtitan's op-level selective activation checkpointing
   (v0.2.1 `_apply_op_sac`: inside each block keep the outputs of aten.mm except every second one,
   i.e. wq, wv, w1 (gate), w2 (down) of the order wq, wk, wv, wo, w1, w3, w2, the SDPA output and its
