@@ -4,7 +4,8 @@
 # which a reader of the repository does not have.
 set -u
 cd "$(dirname "$0")/.."
-hits=$(git ls-files -z | xargs -0 grep -nIE 'shared/(notes|seed|fixtures)' -- 2>/dev/null | grep -v '^tests/citations_test.sh:')
+hits=$(git ls-files -z | xargs -0 grep -nIE 'shared/(notes|seed|fixtures)|memory-model\.md|\bnotes (section )?[0-9]' -- 2>/dev/null |
+       grep -v '^tests/citations_test.sh:')
 if [[ -n $hits ]]; then
   echo "FAIL files cite notes outside the repository:"
   echo "$hits" | head -20

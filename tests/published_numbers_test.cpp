@@ -104,7 +104,7 @@ TEST(Megatron, BytesPerParameter) {
   EXPECT_NEAR(dist.stage.states.total() / 7e9, 6.0 + 12.0 / 8.0, 1e-9);
 }
 
-// Bytes per parameter by regime (notes section 1.1).
+// Bytes per parameter by regime (ZeRO, arXiv 1910.02054, section 3.1: 2 + 2 + 12 for mixed-precision Adam).
 TEST(ModelStates, BytesPerParameterByRegime) {
   const std::string geo = "model=llama3-8b,";
   EXPECT_DOUBLE_EQ(estimate_of(geo + "precision=bf16-amp").bytes_per_param, 16.0);
@@ -117,14 +117,16 @@ TEST(ModelStates, BytesPerParameterByRegime) {
   EXPECT_LT(estimate_of(geo + "precision=bf16-amp,optimizer=adafactor").bytes_per_param, 8.01);
 }
 
-// Llama-3-8B with full recompute: 2sbh per layer (notes 1.6 example, s = 8192, b = 1,
+// Llama-3-8B with full recompute: 2sbh per layer (Korthikanti et al. 2022, arXiv 2205.05198:
+// full recomputation keeps each layer's input; s = 8192, b = 1,
 // bf16 residual): 32 layers x 64 MiB = 2.0 GiB.
 TEST(Activations, FullRecomputeLlama3_8B) {
   const Breakdown b = estimate_of("model=llama3-8b,seq_length=8192,precision=bf16,recompute=full");
   EXPECT_NEAR(gib(b.stage.activations.layers), 2.0, 1e-9);
 }
 
-// FSDP FULL_SHARD: 16/N bytes per parameter at rest (notes 1.1, torchtitan Table 1: 14.96 GiB at N=8).
+// FSDP FULL_SHARD: 16/N bytes per parameter at rest (ZeRO-3's 16 bytes sharded; torchtitan's
+// Table 1: 14.96 GiB at N=8).
 TEST(ModelStates, FsdpLlama31_8BOnEight) {
   const Breakdown b = estimate_of("model=llama3-8b,num_gpus=8,sharding=fsdp-full");
   EXPECT_NEAR(gib(b.stage.states.total()), 14.96, 0.01);

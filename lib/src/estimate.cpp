@@ -1,6 +1,6 @@
 // The peak: model states resident, plus the maximum over the forward, backward
 // and optimizer-step phases of what each phase adds, on the critical pipeline
-// stage, plus runtime overheads (notes section 5; AgileRL PR #635 phase-wise peak).
+// stage, plus runtime overheads (AgileRL PR #635: the peak is phase-wise).
 #include <algorithm>
 
 #include "model.h"

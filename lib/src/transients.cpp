@@ -198,7 +198,8 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   }
   x.optimizer_step += allgather_bucket;
 
-  // Ring context parallelism: K and V chunks in flight, send + receive. [derived, notes 1.7]
+  // Ring context parallelism: K and V chunks in flight, send + receive (Megatron-LM
+  // context parallelism: ring attention passes K and V chunks between ranks). [derived]
   if (c.cp > 1) {
     const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * static_cast<double>(g.head_size());
     x.context_parallel = 2.0 * 2.0 * A * T * kv;
