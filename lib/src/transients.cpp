@@ -9,21 +9,21 @@
 
 namespace trainfit::model {
 
-Transients stage_transients(const Config& c, const StageParams& p) {
-  Transients x;
-  const Geometry& g = c.geo;
-  const StateBytes b = state_bytes(c);
-  const double T = tokens(c), h = static_cast<double>(g.hidden);
-  const double t = static_cast<double>(c.tp), r = sp_divisor(c);
-  const double A = act_bytes(c), R = residual_bytes(c);
-  // Unsharded compute dtype: fp32 runs gather fp32, everything else 16-bit
-  // (FSDP MixedPrecision param_dtype=bf16; DeepSpeed fp16 partitions); FSDP without a
-  // mixed-precision policy gathers what it stores (LitGPT >= 0.5.11 LoRA: fully_shard, no
-  // MixedPrecisionPolicy, fp32 parameters under bf16-mixed).
+namespace {
+
+// The dtype FSDP/ZeRO-3 gathers in, per parameter: fp32 runs gather fp32, everything else
+// 16-bit (FSDP MixedPrecision param_dtype=bf16; DeepSpeed fp16 partitions); FSDP without a
+// mixed-precision policy gathers what it stores (LitGPT >= 0.5.11 LoRA: fully_shard, no
+// MixedPrecisionPolicy, fp32 parameters under bf16-mixed).
+double gathered_bytes(const Config& c, const StateBytes& b) {
   double stored = b.weight, rest = b.weight;  // a frozen base: the layers' linears as loaded
   if (c.adapter != Adapter::kNone) base_bytes(c, &stored, &rest);
-  const double gathered = !c.fsdp_mixed_precision ? stored : c.precision == Precision::kFp32 ? 4.0 : 2.0;
+  return !c.fsdp_mixed_precision ? stored : c.precision == Precision::kFp32 ? 4.0 : 2.0;
+}
 
+// Unsharded FSDP/ZeRO-3 units in forward and backward (fsdp_units_fwd, fsdp_units_bwd).
+void fsdp_units(const Config& c, const StageParams& p, const StateBytes& b, Transients& x) {
+  const double gathered = gathered_bytes(c, b);
   const double all = p.dense + p.experts;
   // QLoRA gathers NF4 layers: the largest unit in bytes is then a 16-bit (un)embedding.
   const double unit_bytes = c.adapter == Adapter::kQlora
@@ -58,104 +58,123 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     x.fsdp_units_fwd = gathered * all;
     x.fsdp_units_bwd = gathered * all + b.grad * p.largest_unit;
   }
+  if (c.adapter != Adapter::kNone) x.fsdp_units_bwd = x.fsdp_units_fwd;  // a frozen unit has no gradient
+}
 
-  // Backward of one layer: its rematerialized activations (full: the whole layer;
-  // selective: the core attention), plus gradient buffers: the gradients of the
-  // layer's input and output, the widest intermediate gradients (two F-wide for
-  // a gated MLP), and for eager attention the score gradients. [derived]
+// Backward of one layer: its rematerialized activations (full: the whole layer;
+// selective: the core attention). [derived]
+double recompute_working_set(const Config& c, const StageParams& p) {
+  double bytes = 0;
   if (c.recompute == Recompute::kFull || c.recompute == Recompute::kOp) {
     // The checkpointed layer is rematerialized whole in backward (op-level: its
     // saved ops' outputs are reused, counted in the saved activations already).
-    x.recompute = layer_bytes(c, Recompute::kNone) - (c.recompute == Recompute::kOp ? layer_bytes(c, Recompute::kOp) : 0.0);
+    bytes = layer_bytes(c, Recompute::kNone) - (c.recompute == Recompute::kOp ? layer_bytes(c, Recompute::kOp) : 0.0);
     // Recomputing under autocast casts (and saves) the layer's weights again.
     if (c.precision == Precision::kBf16Amp && !weights_sharded(c)) {
-      x.recompute += 2.0 * p.layer_linear / static_cast<double>(std::max<int64_t>(1, p.layers));
+      bytes += 2.0 * p.layer_linear / static_cast<double>(std::max<int64_t>(1, p.layers));
     }
   }
-  if (c.recompute == Recompute::kSelective) x.recompute = core_attention_bytes(c);
-  x.recompute = std::max(0.0, x.recompute);
-  // Backward walks the layer in reverse: the MLP first (gradients of the layer output
-  // and input, two F-wide gradients), then attention, by when the MLP's saved tensors and
-  // the probabilities are freed; eager softmax backward holds two fp32 score-sized
-  // gradients (of its output and input). [derived; measured in docs/fidelity.md]
+  if (c.recompute == Recompute::kSelective) bytes = core_attention_bytes(c);
+  return std::max(0.0, bytes);
+}
+
+// Gradient buffers of the layer being back-propagated. Backward walks the layer in reverse:
+// the MLP first (gradients of the layer output and input, two F-wide gradients), then
+// attention, by when the MLP's saved tensors and the probabilities are freed; eager softmax
+// backward holds two fp32 score-sized gradients (of its output and input). [derived;
+// measured in docs/fidelity.md]
+double layer_backward_bytes(const Config& c) {
+  const Geometry& g = c.geo;
+  const double tokens_here = tokens(c), hidden = static_cast<double>(g.hidden);
+  const double tp = static_cast<double>(c.tp), sp = sp_divisor(c);
+  const double act = act_bytes(c), residual = residual_bytes(c);
   const double ffn = g.experts > 0 ? static_cast<double>(g.top_k * g.moe_ffn) : static_cast<double>(g.ffn);
-  x.layer_backward = 2.0 * R * T * h / r + 2.0 * A * T * ffn / t;
+  double bytes = 2.0 * residual * tokens_here * hidden / sp + 2.0 * act * tokens_here * ffn / tp;
   if (c.attention == Attention::kEager) {
-    const double scores = static_cast<double>(g.heads) / t * T * static_cast<double>(c.seq_length);
-    const double freed = mlp_saved_bytes(c) + (c.recompute == Recompute::kNone || c.recompute == Recompute::kFull ? A * scores : 0.0);
-    x.layer_backward = std::max(x.layer_backward, 8.0 * scores - freed);
+    const double scores = static_cast<double>(g.heads) / tp * tokens_here * static_cast<double>(c.seq_length);
+    const double freed = mlp_saved_bytes(c) + (c.recompute == Recompute::kNone || c.recompute == Recompute::kFull ? act * scores : 0.0);
+    bytes = std::max(bytes, 8.0 * scores - freed);
   }
+  return bytes;
+}
 
-  if (p.last) {
-    const double V = static_cast<double>(g.vocab) / t;
-    const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
-    switch (c.loss) {
-      case Loss::kStandard:
-        if (c.compile_loss) {
-          // Fused CE: no intermediates in forward; backward writes the logits' gradient.
-          if (c.held_logits) x.held_logits = A * T * V;
-          x.loss_backward = A * T * V;
-        } else if (c.ops == Ops::kEager) {
-          // HF ForCausalLMLoss: the (upcast) logits stay referenced by the model output
-          // through backward; forward also holds the shifted contiguous copy (or, during
-          // the upcast, the low-precision logits); backward nll's dense gradient and
-          // log_softmax_backward's output (litgpt PR #2311).
-          // Measured (tests/fidelity): at log_softmax the shifted contiguous copy, the
-          // model's 16-bit logits (still referenced by its forward) and, unless the loop
-          // holds them, their fp32 upcast are all alive together.
-          const double shifted = shifts_logits(c) ? T - static_cast<double>(c.micro_batch) : T;
-          const double shifted_copy = shifts_logits(c) ? softmax_bytes * shifted * V : 0.0;
-          const double upcast = softmax_bytes > A ? softmax_bytes * T * V : 0.0;
-          if (c.held_logits) x.held_logits = softmax_bytes * T * V;
-          // Upcast inside the model's forward (HF < 4.46, modeling_llama.py `logits.float()`): the
-          // 16-bit logits live only during the cast, before the shifted copy exists.
-          const double low_precision = upcast > 0.0 ? A * T * V : 0.0;
-          const double beside_upcast = c.logits_upcast == LogitsUpcast::kInForward
-                                           ? std::max(low_precision, shifted_copy)
-                                           : shifted_copy + low_precision;
-          x.loss_forward = beside_upcast + (c.held_logits ? 0.0 : upcast);
-          x.loss_backward = 2.0 * softmax_bytes * shifted * V;
-        } else {
-          // Megatron's vocab-parallel CE (core/tensor_parallel/cross_entropy.py): the fp32
-          // upcast becomes the saved softmax in place (exp_, div_), and backward turns that
-          // softmax into the gradient in place: beside it only the low-precision logits in
-          // forward and their gradient in backward.
-          x.loss_forward = A * T * V;
-          x.loss_backward = A * T * V;
-          if (c.held_logits) x.held_logits = A * T * V;  // the model's output, as returned
-        }
-        break;
-      case Loss::kChunked: {
-        // One chunk at a time: torchtune CEWithChunkedOutputLoss splits the sequence in 8
-        // and upcasts each; LitGPT chunked_cross_entropy takes 128 tokens per sequence and
-        // does not upcast (litgpt/utils.py).
-        if (c.held_logits) x.held_logits = A * T * V;  // the chunks the model returned
-        const bool litgpt = c.framework == Framework::kLitgpt;
-        const double chunk = litgpt ? std::min(T, 128.0 * static_cast<double>(c.micro_batch)) : T / 8.0;
-        const double element = litgpt ? A : 4.0;
-        x.loss_forward = 2.0 * element * chunk * V;
-        x.loss_backward = 3.0 * element * chunk * V;
-        break;
+// The loss on the last stage: logits alive beside the loss in forward (loss_forward), the
+// logits' gradient in backward (loss_backward), logits the loop keeps (held_logits).
+void loss_buffers(const Config& c, Transients& x) {
+  const Geometry& g = c.geo;
+  const double tokens_here = tokens(c), hidden = static_cast<double>(g.hidden);
+  const double act = act_bytes(c);
+  const double vocab = static_cast<double>(g.vocab) / static_cast<double>(c.tp);  // this rank's share
+  const double softmax_bytes = (c.logits_fp32 || act == 4.0) ? 4.0 : act;
+  switch (c.loss) {
+    case Loss::kStandard:
+      if (c.compile_loss) {
+        // Fused CE: no intermediates in forward; backward writes the logits' gradient.
+        if (c.held_logits) x.held_logits = act * tokens_here * vocab;
+        x.loss_backward = act * tokens_here * vocab;
+      } else if (c.ops == Ops::kEager) {
+        // HF ForCausalLMLoss: the (upcast) logits stay referenced by the model output
+        // through backward; forward also holds the shifted contiguous copy (or, during
+        // the upcast, the low-precision logits); backward nll's dense gradient and
+        // log_softmax_backward's output (litgpt PR #2311).
+        // Measured (tests/fidelity): at log_softmax the shifted contiguous copy, the
+        // model's 16-bit logits (still referenced by its forward) and, unless the loop
+        // holds them, their fp32 upcast are all alive together.
+        const double shifted = shifts_logits(c) ? tokens_here - static_cast<double>(c.micro_batch) : tokens_here;
+        const double shifted_copy = shifts_logits(c) ? softmax_bytes * shifted * vocab : 0.0;
+        const double upcast = softmax_bytes > act ? softmax_bytes * tokens_here * vocab : 0.0;
+        if (c.held_logits) x.held_logits = softmax_bytes * tokens_here * vocab;
+        // Upcast inside the model's forward (HF < 4.46, modeling_llama.py `logits.float()`): the
+        // 16-bit logits live only during the cast, before the shifted copy exists.
+        const double low_precision = upcast > 0.0 ? act * tokens_here * vocab : 0.0;
+        const double beside_upcast = c.logits_upcast == LogitsUpcast::kInForward
+                                         ? std::max(low_precision, shifted_copy)
+                                         : shifted_copy + low_precision;
+        x.loss_forward = beside_upcast + (c.held_logits ? 0.0 : upcast);
+        x.loss_backward = 2.0 * softmax_bytes * shifted * vocab;
+      } else {
+        // Megatron's vocab-parallel CE (core/tensor_parallel/cross_entropy.py): the fp32
+        // upcast becomes the saved softmax in place (exp_, div_), and backward turns that
+        // softmax into the gradient in place: beside it only the low-precision logits in
+        // forward and their gradient in backward.
+        x.loss_forward = act * tokens_here * vocab;
+        x.loss_backward = act * tokens_here * vocab;
+        if (c.held_logits) x.held_logits = act * tokens_here * vocab;  // the model's output, as returned
       }
-      case Loss::kFused: {
-        // One chunk of next_pow2(ceil(BT / ceil(V/h))) tokens at a time (Liger FLCE).
-        const double chunk_tokens = std::min(T, std::exp2(std::ceil(std::log2(std::ceil(T / std::ceil(V / h))))));
-        x.loss_forward = 2.0 * 4.0 * chunk_tokens * V;
-        x.loss_backward = 0.0;
-        break;
-      }
+      break;
+    case Loss::kChunked: {
+      // One chunk at a time: torchtune CEWithChunkedOutputLoss splits the sequence in 8
+      // and upcasts each; LitGPT chunked_cross_entropy takes 128 tokens per sequence and
+      // does not upcast (litgpt/utils.py).
+      if (c.held_logits) x.held_logits = act * tokens_here * vocab;  // the chunks the model returned
+      const bool litgpt = c.framework == Framework::kLitgpt;
+      const double chunk = litgpt ? std::min(tokens_here, 128.0 * static_cast<double>(c.micro_batch)) : tokens_here / 8.0;
+      const double element = litgpt ? act : 4.0;
+      x.loss_forward = 2.0 * element * chunk * vocab;
+      x.loss_backward = 3.0 * element * chunk * vocab;
+      break;
+    }
+    case Loss::kFused: {
+      // One chunk of next_pow2(ceil(BT / ceil(V/h))) tokens at a time (Liger FLCE).
+      const double chunk_tokens =
+          std::min(tokens_here, std::exp2(std::ceil(std::log2(std::ceil(tokens_here / std::ceil(vocab / hidden))))));
+      x.loss_forward = 2.0 * 4.0 * chunk_tokens * vocab;
+      x.loss_backward = 0.0;
+      break;
     }
   }
+}
 
-  // Trainable parameters on this rank: the adapters only, when the base is frozen.
-  double trainable = p.dense + p.experts;
-  if (c.adapter != Adapter::kNone) {
-    const AdapterShape shape = adapter_shape(c);
-    trainable = adapter_trainable(shape, p) + modules_saved(shape, p);
-  }
-  if (c.adapter != Adapter::kNone) x.fsdp_units_bwd = x.fsdp_units_fwd;  // a frozen unit has no gradient
+// Trainable parameters on this rank: the adapters only, when the base is frozen.
+double trainable_params(const Config& c, const StageParams& p) {
+  if (c.adapter == Adapter::kNone) return p.dense + p.experts;
+  const AdapterShape shape = adapter_shape(c);
+  return adapter_trainable(shape, p) + modules_saved(shape, p);
+}
 
-  // Gradient communication buckets.
+// Gradient communication buckets (comm_buckets); DeepSpeed's all-gather bucket is returned
+// apart, since it lives in the optimizer step.
+double comm_buckets(const Config& c, const StageParams& p, const StateBytes& b, double trainable, Transients& x) {
   const bool data_parallel = c.num_gpus / (c.tp * c.pp) > 1;
   if (data_parallel && ddp_reduces(c)) {
     // torch DDP bucket_cap_mb=25, two in flight; no more than the gradients themselves.
@@ -179,31 +198,51 @@ Transients stage_transients(const Config& c, const StageParams& p) {
     x.comm_buckets = elements * b.grad;
     allgather_bucket = elements * b.weight;
   }
+  return allgather_bucket;
+}
 
-  // Optimizer step (torch/optim/adamw.py): the foreach implementation materializes one
-  // temporary per parameter (_multi_tensor: exp_avg_sq_sqrt); the single-tensor loop
-  // two of the largest tensor at a time (sqrt, then the division); fused kernels none.
-  // A 16-bit-grad regime upcasts gradients to fp32 (ZeRO section 3.2 "fused fp32 buffer").
-  if (!c.offload_optimizer && c.optimizer != Optimizer::kAdamW8bit) {
-    double owned = (p.dense / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1)) +
-                   (p.experts / static_cast<double>(c.zero_stage >= 1 ? expert_shard_group(c) : 1));
-    if (c.adapter != Adapter::kNone) owned = trainable / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1);
-    const double state = c.adapter != Adapter::kNone ? c.adapter_bytes : c.precision == Precision::kBf16 ? 2.0 : 4.0;
-    switch (c.optimizer_impl) {
-      case OptimizerImpl::kForeach: x.optimizer_step = owned * state; break;
-      case OptimizerImpl::kLoop: x.optimizer_step = 2.0 * state * std::min(owned, p.largest_tensor); break;
-      case OptimizerImpl::kFused: x.optimizer_step = 0.0; break;
-    }
-    if (c.adapter == Adapter::kNone && b.master > 0 && b.grad < 4.0) x.optimizer_step += 4.0 * owned;
+// Optimizer step (torch/optim/adamw.py): the foreach implementation materializes one
+// temporary per parameter (_multi_tensor: exp_avg_sq_sqrt); the single-tensor loop
+// two of the largest tensor at a time (sqrt, then the division); fused kernels none.
+// A 16-bit-grad regime upcasts gradients to fp32 (ZeRO section 3.2 "fused fp32 buffer").
+double optimizer_step_bytes(const Config& c, const StageParams& p, const StateBytes& b, double trainable) {
+  if (c.offload_optimizer || c.optimizer == Optimizer::kAdamW8bit) return 0.0;
+  double owned = (p.dense / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1)) +
+                 (p.experts / static_cast<double>(c.zero_stage >= 1 ? expert_shard_group(c) : 1));
+  if (c.adapter != Adapter::kNone) owned = trainable / static_cast<double>(c.zero_stage >= 1 ? dense_shard_group(c) : 1);
+  const double state = c.adapter != Adapter::kNone ? c.adapter_bytes : c.precision == Precision::kBf16 ? 2.0 : 4.0;
+  double bytes = 0.0;
+  switch (c.optimizer_impl) {
+    case OptimizerImpl::kForeach: bytes = owned * state; break;
+    case OptimizerImpl::kLoop: bytes = 2.0 * state * std::min(owned, p.largest_tensor); break;
+    case OptimizerImpl::kFused: bytes = 0.0; break;
   }
-  x.optimizer_step += allgather_bucket;
+  if (c.adapter == Adapter::kNone && b.master > 0 && b.grad < 4.0) bytes += 4.0 * owned;
+  return bytes;
+}
 
-  // Ring context parallelism: K and V chunks in flight, send + receive (Megatron-LM
-  // context parallelism: ring attention passes K and V chunks between ranks). [derived]
-  if (c.cp > 1) {
-    const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * static_cast<double>(g.head_size());
-    x.context_parallel = 2.0 * 2.0 * A * T * kv;
-  }
+// Ring context parallelism: K and V chunks in flight, send + receive (Megatron-LM
+// context parallelism: ring attention passes K and V chunks between ranks). [derived]
+double context_parallel_bytes(const Config& c) {
+  if (c.cp <= 1) return 0.0;
+  const Geometry& g = c.geo;
+  const double kv = std::ceil(static_cast<double>(g.kv_heads) / static_cast<double>(c.tp)) * static_cast<double>(g.head_size());
+  return 2.0 * 2.0 * act_bytes(c) * tokens(c) * kv;
+}
+
+}  // namespace
+
+Transients stage_transients(const Config& c, const StageParams& p) {
+  Transients x;
+  const StateBytes b = state_bytes(c);
+  fsdp_units(c, p, b, x);
+  x.recompute = recompute_working_set(c, p);
+  x.layer_backward = layer_backward_bytes(c);
+  if (p.last) loss_buffers(c, x);
+  const double trainable = trainable_params(c, p);
+  const double allgather_bucket = comm_buckets(c, p, b, trainable, x);
+  x.optimizer_step = optimizer_step_bytes(c, p, b, trainable) + allgather_bucket;
+  x.context_parallel = context_parallel_bytes(c);
   return x;
 }
 
