@@ -152,119 +152,149 @@ double attention_mask_bytes(const Config& c) {
   return act_bytes(c) * static_cast<double>(c.seq_length / c.cp) * static_cast<double>(c.seq_length);
 }
 
+namespace {
+
+// Micro-batches (in stage-sized units) whose activations a stage holds at the peak.
+// 1F1B: stage k holds min(m, p - k): the first stage p, the last one (Korthikanti
+// section 4.2.3). Interleaved with v chunks of L/(p v) layers: warm-up of
+// (v-1) g + 2(p-k-1) chunk-micro-batches (g = p, Megatron's default
+// microbatch_group_size_per_vp_stage), so warm-up + 1 chunks of 1/v stage are held,
+// capped by the m v there are (schedules.py get_pp_rank_microbatches). At k = 0 this
+// is Korthikanti's p (1 + (p-1)/(p v)); the last stage holds ((v-1) p + 1) / v.
+double microbatches_in_flight(const Config& c, const StageParams& p) {
+  if (c.pp <= 1) return 1.0;
+  const double stages = static_cast<double>(c.pp), m = static_cast<double>(c.num_microbatches);
+  const double k = p.first ? 0.0 : stages - 1.0;
+  if (c.vpp > 1) {
+    const double v = static_cast<double>(c.vpp);
+    return std::min(m * v, (v - 1.0) * stages + 2.0 * (stages - k - 1.0) + 1.0) / v;
+  }
+  return std::min(m, stages - k);
+}
+
+// Layers whose activations are checkpointed: one in N (torchtitan _apply_layer_sac: block k
+// iff k % N == 0; torchtune ac_option); the others keep everything.
+double checkpointed_layers(const Config& c, double layers) {
+  return c.recompute == Recompute::kNone ? 0.0 : std::floor(layers / static_cast<double>(c.recompute_every));
+}
+
+// The first stage of a frozen base (LoRA) with no recompute: nothing upstream of the first
+// adapter needs a gradient (measured): the first layer's input norm saves nothing; with q
+// and v adapted its attention keeps no q (k has no gradient there); with only o or the MLP
+// adapted, its attention saves nothing, and with only the MLP neither does the second norm.
+// Returns those bytes per micro-batch; *uncast gets the first layer's weights whose autocast
+// copy is not saved either.
+double frozen_first_layer_unsaved(const Config& c, double* uncast) {
+  const Geometry& g = c.geo;
+  const double tokens_here = tokens(c), hidden = static_cast<double>(g.hidden);
+  const double tp = static_cast<double>(c.tp), sp = sp_divisor(c), act = act_bytes(c);
+  const uint32_t targets = c.lora_modules;
+  const bool attention_input = targets & (kLoraQ | kLoraK | kLoraV | kLoraQkv);
+  const double first_norm = frozen_norm_bytes_per_token(c);
+  const double q = static_cast<double>(g.heads * g.head_size()) / tp;
+  double unsaved = first_norm * tokens_here / sp;
+  if (attention_input) {
+    if ((targets & kLoraQ) && !(targets & (kLoraK | kLoraQkv))) unsaved += act * q * tokens_here;
+  } else {
+    unsaved += attention_interior_bytes(c, c.recompute);
+    if (!(targets & kLoraO)) unsaved += first_norm * tokens_here / sp;
+  }
+  // A frozen linear whose input needs no gradient saves nothing, its autocast weight copy
+  // neither: in the first layer q, k and v always, o before any attention target, gate
+  // and up before any target at all (measured: tests/fidelity, LoRA on the MLP only).
+  const double kv = std::ceil(static_cast<double>(g.kv_heads) / tp) * static_cast<double>(g.head_size());
+  const double ffn = static_cast<double>(g.experts > 0 ? 0 : g.ffn) / tp;
+  *uncast = hidden * (q + 2.0 * kv);
+  if (!attention_input) *uncast += q * hidden;
+  if (!attention_input && !(targets & kLoraO)) *uncast += (g.mlp == Mlp::kSwiGlu ? 2.0 : 1.0) * hidden * ffn;
+  return unsaved;
+}
+
+// The last stage: the final norm, the LM head's input and what the loss saves.
+double logits_loss_bytes(const Config& c) {
+  const Geometry& g = c.geo;
+  const double tokens_here = tokens(c), hidden = static_cast<double>(g.hidden);
+  const double sp = sp_divisor(c), act = act_bytes(c), gemm_input = gemm_input_bytes(c);
+  const double vocab = static_cast<double>(g.vocab) / static_cast<double>(c.tp);  // vocab-parallel logits
+  const bool frozen = c.adapter != Adapter::kNone;
+  const bool trained_head = ((c.lora_modules | c.modules_to_save) & kLoraLmHead) != 0;
+  // Final norm + LM-head input (Korthikanti: 4sbh/t with SP). A frozen head saves no
+  // input and its norm no normalized tensor (measured).
+  double bytes = !frozen     ? (norm_bytes_per_token(c) + gemm_input * hidden) * tokens_here / sp
+                 : trained_head ? (frozen_norm_bytes_per_token(c) + gemm_input * hidden) * tokens_here / sp  // the head's input
+                                : frozen_norm_bytes_per_token(c) * tokens_here / sp;
+  // HF shifts labels: the loss sees s-1 positions per sequence.
+  const double loss_tokens = shifts_logits(c) ? tokens_here - static_cast<double>(c.micro_batch) : tokens_here;
+  const double softmax_bytes = (c.logits_fp32 || act == 4.0) ? 4.0 : act;
+  switch (c.loss) {
+    case Loss::kStandard:  // log_softmax saves its output: Korthikanti's fp32 logits 4sbV/t
+      // Compiled, the upcast, log-softmax and NLL fuse into one kernel that keeps its
+      // input logits and one fp32 log-sum-exp per token (Inductor's fused CE).
+      bytes += c.compile_loss ? act * tokens_here * vocab + 4.0 * tokens_here : softmax_bytes * loss_tokens * vocab;
+      break;
+    case Loss::kChunked:  // per-chunk upcast + recompute: only the low-precision logits stay
+      bytes += act * tokens_here * vocab;
+      break;
+    case Loss::kFused:  // fused linear-CE (Liger FLCE): the gradient of the hidden states
+      bytes += act * tokens_here * hidden / sp;
+      break;
+  }
+  return bytes;
+}
+
+// Low-precision weight copies saved by the matmuls for backward: torch.autocast
+// casts fp32 weights once per forward; Transformer Engine keeps FP8 weight copies.
+// Checkpointed layers run forward without saving them; under ZeRO-3/FSDP the units
+// arrive already cast (counted as transients instead).
+double weight_cache_bytes(const Config& c, const StageParams& p, double layers, double checkpointed, double uncast) {
+  if (weights_sharded(c) || c.adapter == Adapter::kQlora) return 0.0;  // NF4 matmuls keep only the packed weight
+  // Checkpointed layers run forward without saving their cast weights.
+  const double checkpointed_share = c.recompute == Recompute::kFull || c.recompute == Recompute::kOp
+                                        ? (layers > 0 ? checkpointed / layers : 1.0) : 0.0;
+  const double copied = p.linear - p.layer_linear * checkpointed_share - uncast;
+  if (c.precision == Precision::kBf16Amp) return 2.0 * copied;
+  if (c.precision == Precision::kFp8) return 1.0 * copied;
+  return 0.0;
+}
+
+}  // namespace
+
 Activations stage_activations(const Config& c, const StageParams& p) {
   Activations a;
   const Geometry& g = c.geo;
-  const double T = tokens(c), h = static_cast<double>(g.hidden);
-  const double t = static_cast<double>(c.tp), r = sp_divisor(c);
-  const double pp = static_cast<double>(c.pp), m = static_cast<double>(c.num_microbatches);
-  const double A = act_bytes(c), Ain = gemm_input_bytes(c);
-  // Micro-batches (in stage-sized units) whose activations a stage holds at the peak.
-  // 1F1B: stage k holds min(m, p - k): the first stage p, the last one (Korthikanti
-  // section 4.2.3). Interleaved with v chunks of L/(p v) layers: warm-up of
-  // (v-1) g + 2(p-k-1) chunk-micro-batches (g = p, Megatron's default
-  // microbatch_group_size_per_vp_stage), so warm-up + 1 chunks of 1/v stage are held,
-  // capped by the m v there are (schedules.py get_pp_rank_microbatches). At k = 0 this
-  // is Korthikanti's p (1 + (p-1)/(p v)); the last stage holds ((v-1) p + 1) / v.
-  double in_flight = 1.0;
-  if (c.pp > 1) {
-    const double k = p.first ? 0.0 : pp - 1.0;
-    if (c.vpp > 1) {
-      const double v = static_cast<double>(c.vpp);
-      in_flight = std::min(m * v, (v - 1.0) * pp + 2.0 * (pp - k - 1.0) + 1.0) / v;
-    } else {
-      in_flight = std::min(m, pp - k);
-    }
-  }
-  // One layer in N checkpointed (torchtitan _apply_layer_sac: block k iff k % N == 0;
-  // torchtune ac_option): the others keep everything.
-  const double L = static_cast<double>(p.layers);
-  const double checkpointed = c.recompute == Recompute::kNone ? 0.0 : std::floor(L / static_cast<double>(c.recompute_every));
+  const double tokens_here = tokens(c), hidden = static_cast<double>(g.hidden), sp = sp_divisor(c);
+  const double layers = static_cast<double>(p.layers);
+  const double checkpointed = checkpointed_layers(c, layers);
   // Each term only when some layer is of that kind (layer_bytes is the model's costliest call).
-  const double kept_whole = L - checkpointed;
-  a.per_layer = L > 0 ? ((checkpointed > 0 ? checkpointed * layer_bytes(c, c.recompute) : 0.0) +
-                         (kept_whole > 0 ? kept_whole * layer_bytes(c, Recompute::kNone) : 0.0)) / L
-                      : layer_bytes(c, c.recompute);
-  a.inflight_layers = L * in_flight;
+  const double kept_whole = layers - checkpointed;
+  a.per_layer = layers > 0 ? ((checkpointed > 0 ? checkpointed * layer_bytes(c, c.recompute) : 0.0) +
+                              (kept_whole > 0 ? kept_whole * layer_bytes(c, Recompute::kNone) : 0.0)) / layers
+                           : layer_bytes(c, c.recompute);
+  a.inflight_layers = layers * microbatches_in_flight(c, p);
   a.layers = a.per_layer * a.inflight_layers;
-  const double micro_batches = c.pp > 1 && p.first ? std::min(m, pp) : 1.0;
+  // The first stage holds up to min(m, p) micro-batches' embedding-side tensors.
+  const double micro_batches =
+      c.pp > 1 && p.first ? std::min(static_cast<double>(c.num_microbatches), static_cast<double>(c.pp)) : 1.0;
   const bool frozen = c.adapter != Adapter::kNone;
-  if (p.first && !frozen) {
-    // Token ids (int64, Megatron: 8sbp) and the embedding dropout mask (sbhp/t).
-    a.embedding = (8.0 * T + (g.dropout ? T * h / r : 0.0)) * micro_batches;
-  }
   const uint32_t trained_embedding = (c.lora_modules | c.modules_to_save) & kLoraEmbedding;
+  // Token ids (int64, Megatron: 8sbp) and the embedding dropout mask (sbhp/t).
+  if (p.first && !frozen) a.embedding = (8.0 * tokens_here + (g.dropout ? tokens_here * hidden / sp : 0.0)) * micro_batches;
+  if (p.first && frozen && trained_embedding) a.embedding = 8.0 * tokens_here * micro_batches;  // the token ids
   double uncast_first_layer = 0;  // first-layer weights whose autocast copy is not saved
-  const bool trained_head = ((c.lora_modules | c.modules_to_save) & kLoraLmHead) != 0;
-  if (p.first && frozen && trained_embedding) a.embedding = 8.0 * T * micro_batches;  // the token ids
   if (p.first && frozen && !trained_embedding && c.recompute == Recompute::kNone) {
-    // Nothing upstream of the first adapter needs a gradient (measured): the first layer's
-    // input norm saves nothing; with q and v adapted its attention keeps no q (k has no
-    // gradient there); with only o or the MLP adapted, its attention saves nothing, and with
-    // only the MLP neither does the second norm.
-    const uint32_t targets = c.lora_modules;
-    const bool attention_input = targets & (kLoraQ | kLoraK | kLoraV | kLoraQkv);
-    const double first_norm = frozen_norm_bytes_per_token(c);
-    const double q = static_cast<double>(g.heads * g.head_size()) / t;
-    double unsaved = first_norm * T / r;
-    if (attention_input) {
-      if ((targets & kLoraQ) && !(targets & (kLoraK | kLoraQkv))) unsaved += A * q * T;
-    } else {
-      unsaved += attention_interior_bytes(c, c.recompute);
-      if (!(targets & kLoraO)) unsaved += first_norm * T / r;
-    }
+    const double unsaved = frozen_first_layer_unsaved(c, &uncast_first_layer);
     a.layers -= std::min(a.layers, unsaved * micro_batches);
-    // A frozen linear whose input needs no gradient saves nothing, its autocast weight copy
-    // neither: in the first layer q, k and v always, o before any attention target, gate
-    // and up before any target at all (measured: tests/fidelity, LoRA on the MLP only).
-    const double kv = std::ceil(static_cast<double>(g.kv_heads) / t) * static_cast<double>(g.head_size());
-    const double ffn = static_cast<double>(g.experts > 0 ? 0 : g.ffn) / t;
-    uncast_first_layer = h * (q + 2.0 * kv);
-    if (!attention_input) uncast_first_layer += q * h;
-    if (!attention_input && !(targets & kLoraO)) uncast_first_layer += (g.mlp == Mlp::kSwiGlu ? 2.0 : 1.0) * h * ffn;
   }
   if (c.ops == Ops::kEager) {
     // RoPE's cos and sin tables, saved by q*cos and rotate_half(q)*sin, shared by all layers.
-    if (g.learned_positions == 0) a.embedding += 2.0 * A * static_cast<double>(c.seq_length / c.cp) * static_cast<double>(g.head_size()) * micro_batches;
+    if (g.learned_positions == 0) {
+      a.embedding += 2.0 * act_bytes(c) * static_cast<double>(c.seq_length / c.cp) * static_cast<double>(g.head_size()) * micro_batches;
+    }
     // Checkpointed layers save their inputs, the causal mask among them.
     if (c.recompute == Recompute::kFull || c.recompute == Recompute::kOp) a.embedding += attention_mask_bytes(c) * micro_batches;
   }
-  if (p.last) {
-    const double V = static_cast<double>(g.vocab) / t;  // vocab-parallel logits
-    // Final norm + LM-head input (Korthikanti: 4sbh/t with SP). A frozen head saves no
-    // input and its norm no normalized tensor (measured).
-    a.logits_loss = !frozen     ? (norm_bytes_per_token(c) + Ain * h) * T / r
-                    : trained_head ? (frozen_norm_bytes_per_token(c) + Ain * h) * T / r  // the head's input
-                                   : frozen_norm_bytes_per_token(c) * T / r;
-    // HF shifts labels: the loss sees s-1 positions per sequence.
-    const double loss_tokens = shifts_logits(c) ? T - static_cast<double>(c.micro_batch) : T;
-    const double softmax_bytes = (c.logits_fp32 || A == 4.0) ? 4.0 : A;
-    switch (c.loss) {
-      case Loss::kStandard:  // log_softmax saves its output: Korthikanti's fp32 logits 4sbV/t
-        // Compiled, the upcast, log-softmax and NLL fuse into one kernel that keeps its
-        // input logits and one fp32 log-sum-exp per token (Inductor's fused CE).
-        a.logits_loss += c.compile_loss ? A * T * V + 4.0 * T : softmax_bytes * loss_tokens * V;
-        break;
-      case Loss::kChunked:  // per-chunk upcast + recompute: only the low-precision logits stay
-        a.logits_loss += A * T * V;
-        break;
-      case Loss::kFused:  // fused linear-CE (Liger FLCE): the gradient of the hidden states
-        a.logits_loss += A * T * h / r;
-        break;
-    }
-  }
-  // Low-precision weight copies saved by the matmuls for backward: torch.autocast
-  // casts fp32 weights once per forward; Transformer Engine keeps FP8 weight copies.
-  // Checkpointed layers run forward without saving them; under ZeRO-3/FSDP the units
-  // arrive already cast (counted as transients instead).
-  if (!weights_sharded(c) && c.adapter != Adapter::kQlora) {  // NF4 matmuls keep only the packed weight
-    // Checkpointed layers run forward without saving their cast weights.
-    const double checkpointed_share = c.recompute == Recompute::kFull || c.recompute == Recompute::kOp
-                                          ? (L > 0 ? checkpointed / L : 1.0) : 0.0;
-    const double copied = p.linear - p.layer_linear * checkpointed_share - uncast_first_layer;
-    if (c.precision == Precision::kBf16Amp) a.weight_cache = 2.0 * copied;
-    if (c.precision == Precision::kFp8) a.weight_cache = 1.0 * copied;
-  }
+  if (p.last) a.logits_loss = logits_loss_bytes(c);
+  a.weight_cache = weight_cache_bytes(c, p, layers, checkpointed, uncast_first_layer);
   return a;
 }
 
