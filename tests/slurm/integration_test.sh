@@ -83,6 +83,16 @@ resubmit_shape() {  # resubmit_shape JOB PARTITION
   out=$(nospank sbatch --parsable -p "$part" "${args[@]}" --wrap true 2>&1) || { echo "sbatch ${args[*]}: $out"; return; }
   scancel "$(tail -1 <<<"$out")" 2>/dev/null
 }
+# What Slurm grants a (resized) job as it stands, and what the message said: sets said,
+# per_job, per_node, per_task, nodes, tasks and granted.
+read_grant() {  # read_grant JOB SBATCH_OUTPUT
+  said=$(grep -o 'resized from [0-9]* to [0-9]*' <<<"$2" | awk '{print $5}')
+  per_job=$(field TresPerJob "$1"); per_node=$(field TresPerNode "$1"); per_task=$(field TresPerTask "$1")
+  nodes=$(field NumNodes "$1"); nodes=${nodes%%-*}; tasks=$(field NumTasks "$1")
+  if [[ -n $per_job ]]; then granted=$(count_of "$per_job")
+  elif [[ -n $per_node ]]; then granted=$(( $(count_of "$per_node") * nodes ))
+  else granted=$(( $(count_of "$per_task") * tasks )); fi
+}
 # slurmctld writes GPUs "gres:gpu:..." up to 23.02 and "gres/gpu:..." from 23.11: compared in one.
 colon() { echo "${1//gres\/gpu/gres:gpu}"; }
 last_audit() { settle; tail -1 "$dir/audit.jsonl"; }
@@ -263,12 +273,7 @@ for layout in "--gpus=$nvml:8" "--gpus-per-node=$nvml:8 -N 1" "--gpus-per-task=$
   # shellcheck disable=SC2086
   out=$(sbatch -H -p elastic8 --parsable $layout "${big[@]}" --llm-spec=gpus_per_node=11 --wrap true 2>&1); rc=$?
   job=$(tail -1 <<<"$out")
-  said=$(grep -o 'resized from [0-9]* to [0-9]*' <<<"$out" | awk '{print $5}')
-  per_job=$(field TresPerJob "$job"); per_node=$(field TresPerNode "$job"); per_task=$(field TresPerTask "$job")
-  nodes=$(field NumNodes "$job"); tasks=$(field NumTasks "$job")
-  if [[ -n $per_job ]]; then granted=$(count_of "$per_job")
-  elif [[ -n $per_node ]]; then granted=$(( $(count_of "$per_node") * ${nodes%%-*} ))
-  else granted=$(( $(count_of "$per_task") * tasks )); fi
+  read_grant "$job" "$out"
   if [[ $rc -eq 0 && -n $said && $said -ge $min8 && $granted -ge $said ]]; then
     ok "resize ($layout, annotation says 11 per node): says $said (CLI: $min8 on 8-GPU nodes), Slurm grants $granted"
   else fail "resize $layout" "rc=$rc said=$said granted=$granted nodes=$nodes tasks=$tasks" "$out" "$per_job $per_node $per_task"; fi
@@ -305,12 +310,7 @@ for layout in "--gpus-per-node=h100:4 -N 2" "--gpus=h100:8" "--gpus-per-task=h10
   # shellcheck disable=SC2086
   out=$(sbatch -H -p elastic4 --parsable $layout "${big[@]}" --wrap true 2>&1); rc=$?
   job=$(tail -1 <<<"$out")
-  said=$(grep -o 'resized from [0-9]* to [0-9]*' <<<"$out" | awk '{print $5}')
-  per_job=$(field TresPerJob "$job"); per_node=$(field TresPerNode "$job"); per_task=$(field TresPerTask "$job")
-  nodes=$(field NumNodes "$job"); nodes=${nodes%%-*}; tasks=$(field NumTasks "$job")
-  if [[ -n $per_job ]]; then granted=$(count_of "$per_job")
-  elif [[ -n $per_node ]]; then granted=$(( $(count_of "$per_node") * nodes ))
-  else granted=$(( $(count_of "$per_task") * tasks )); fi
+  read_grant "$job" "$out"
   if [[ $rc -eq 0 && -n $said && $said -ge $min4 && $granted -ge $said && $((nodes * 4)) -ge $granted ]]; then
     ok "4x16 resize ($layout): says $said (CLI: $min4), Slurm grants $granted on $nodes nodes"
   else fail "4x16 resize $layout" "rc=$rc said=$said granted=$granted nodes=$nodes tasks=$tasks" "$out"; fi
@@ -343,12 +343,7 @@ for model in big longer; do
       continue
     fi
     job=$(tail -1 <<<"$out")
-    said=$(grep -o 'resized from [0-9]* to [0-9]*' <<<"$out" | awk '{print $5}')
-    per_job=$(field TresPerJob "$job"); per_node=$(field TresPerNode "$job"); per_task=$(field TresPerTask "$job")
-    nodes=$(field NumNodes "$job"); nodes=${nodes%%-*}; tasks=$(field NumTasks "$job")
-    if [[ -n $per_job ]]; then granted=$(count_of "$per_job")
-    elif [[ -n $per_node ]]; then granted=$(( $(count_of "$per_node") * nodes ))
-    else granted=$(( $(count_of "$per_task") * tasks )); fi
+    read_grant "$job" "$out"
     if [[ $rc -eq 0 && -n $said && $said -ge $least && $granted -ge $said && $granted -le 36 && $nodes -le 6 ]]; then
       ok "6x8 under 36 ($model, $layout): says $said (CLI: $least), Slurm grants $granted on $nodes nodes"
     else fail "6x8 resize $model $layout" "rc=$rc said=$said granted=$granted nodes=$nodes tasks=$tasks" "$out"; fi
