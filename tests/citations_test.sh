@@ -4,6 +4,7 @@
 # which a reader of the repository does not have.
 set -u
 cd "$(dirname "$0")/.."
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "FAIL $(pwd) is not a git checkout (the test reads the tracked files)"; exit 1; }
 hits=$(git ls-files -z | xargs -0 grep -nIE 'shared/(notes|seed|fixtures)|memory-model\.md|\bnotes (section )?[0-9]' -- 2>/dev/null |
        grep -v '^tests/citations_test.sh:')
 if [[ -n $hits ]]; then

@@ -36,7 +36,10 @@ def layout_paths(readme):
 
 
 def tracked_dirs():
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        sys.exit("readme_test: %s is not a git checkout (it reads the tracked tree): %s" % (ROOT, listed.stderr.strip()))
+    files = listed.stdout.split()
     dirs = set()
     for f in files:
         parts = f.split("/")

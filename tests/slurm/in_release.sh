@@ -29,8 +29,9 @@ build_packages() {
 }
 
 # What needs a browser, a load balancer, TLS, PyTorch or a quiet machine runs on the CI
-# host (scripts/test.sh); here: what depends on the release's Slurm and libraries.
-host_only='^(page|service_pool|service_hostile|client|fidelity|doc_test|install)$'
+# host (scripts/test.sh), and so do the checks of the repository itself (a git checkout:
+# the package build tree is not one); here: what depends on the release's Slurm and libraries.
+host_only='^(page|service_pool|service_hostile|client|fidelity|doc_test|install|citations|readme)$'
 run_tests() {
   ctest --test-dir "$obj" --output-on-failure --output-log /out/ctest.log --parallel "${JOBS:-2}" -E "$host_only"
 }

@@ -2,14 +2,13 @@
 #include <cmath>
 
 #include "choices.h"
+#include "enum_names.h"
 #include "steps.h"
 #include "trainfit/catalog.h"
 
 namespace trainfit::resolving {
 namespace {
 
-constexpr Choice<Mlp> kMlps[] = {{"swiglu", Mlp::kSwiGlu}, {"gelu", Mlp::kGelu}};
-constexpr Choice<Norm> kNorms[] = {{"rmsnorm", Norm::kRmsNorm}, {"layernorm", Norm::kLayerNorm}};
 constexpr Choice<Bias> kBiases[] = {{"none", Bias::kNone}, {"qkv", Bias::kQkv}, {"all", Bias::kAll}};
 
 // Default FFN size for a custom geometry: solved from the parameter count when

@@ -1,6 +1,7 @@
 // Resolve step 3: the layout — parallelism, sharding and the hardware — and the
 // divisibility rules that min-GPU search and sweeps re-check as they vary num_gpus.
 #include "choices.h"
+#include "enum_names.h"
 #include "steps.h"
 #include "trainfit/catalog.h"
 
@@ -10,11 +11,6 @@ namespace {
 
 constexpr Choice<ReportStage> kReportStages[] = {
     {"critical", ReportStage::kCritical}, {"first", ReportStage::kFirst}, {"last", ReportStage::kLast}};
-constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},
-                                           {"fsdp-full", Sharding::kFsdpFull},
-                                           {"fsdp-grad-op", Sharding::kFsdpGradOp},
-                                           {"fsdp-hybrid", Sharding::kFsdpHybrid},
-                                           {"zero-redundancy", Sharding::kZeroRedundancy}};
 
 Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   const Geometry& g = c.geo;

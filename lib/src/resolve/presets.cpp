@@ -5,16 +5,12 @@
 // core_v0.15.0, torchtune v0.6.1, transformers/accelerate v1.10.0, DeepSpeed v0.16.4,
 // LitGPT v0.5.12, PEFT v0.18.0).
 #include "choices.h"
+#include "enum_names.h"
 #include "steps.h"
 
 namespace trainfit::resolving {
 namespace {
 
-constexpr Choice<Framework> kFrameworks[] = {
-    {"generic", Framework::kGeneric},       {"hf", Framework::kHf},
-    {"deepspeed", Framework::kDeepSpeed},   {"torchtune", Framework::kTorchtune},
-    {"torchtitan", Framework::kTorchtitan}, {"megatron", Framework::kMegatron},
-    {"litgpt", Framework::kLitgpt},         {"custom", Framework::kCustom}};
 
 // One word of a framework and what it means in trainfit's fields.
 struct Meaning {

@@ -1,34 +1,12 @@
 // Resolve step 2: the training step — its shape, numerics, what is saved for
 // backward, and parameter-efficient adapters.
 #include "choices.h"
+#include "enum_names.h"
 #include "steps.h"
 
 namespace trainfit::resolving {
 namespace {
 
-constexpr Choice<Precision> kPrecisions[] = {{"fp32", Precision::kFp32},
-                                             {"bf16", Precision::kBf16},
-                                             {"bf16-amp", Precision::kBf16Amp},
-                                             {"fp16-amp", Precision::kFp16Amp},
-                                             {"fp8", Precision::kFp8}};
-constexpr Choice<Optimizer> kOptimizers[] = {{"adamw", Optimizer::kAdamW},
-                                             {"adamw-8bit", Optimizer::kAdamW8bit},
-                                             {"sgd", Optimizer::kSgd},
-                                             {"adafactor", Optimizer::kAdafactor},
-                                             {"lion", Optimizer::kLion}};
-constexpr Choice<OptimizerImpl> kOptimizerImpls[] = {
-    {"foreach", OptimizerImpl::kForeach}, {"fused", OptimizerImpl::kFused}, {"loop", OptimizerImpl::kLoop}};
-constexpr Choice<Recompute> kRecomputes[] = {{"none", Recompute::kNone},
-                                             {"selective", Recompute::kSelective},
-                                             {"full", Recompute::kFull},
-                                             {"op", Recompute::kOp}};
-constexpr Choice<Attention> kAttentions[] = {{"eager", Attention::kEager}, {"flash", Attention::kFlash}};
-constexpr Choice<Ops> kOps[] = {{"eager", Ops::kEager}, {"fused", Ops::kFused}};
-constexpr Choice<Loss> kLosses[] = {{"standard", Loss::kStandard}, {"chunked", Loss::kChunked}, {"fused", Loss::kFused}};
-constexpr Choice<Adapter> kAdapters[] = {{"none", Adapter::kNone}, {"lora", Adapter::kLora}, {"qlora", Adapter::kQlora}};
-constexpr Choice<BaseDtype> kBaseDtypes[] = {{"fp32", BaseDtype::kFp32}, {"bf16", BaseDtype::kBf16},
-                                             {"fp16", BaseDtype::kFp16}, {"nf4", BaseDtype::kNf4},
-                                             {"gptq", BaseDtype::kGptq}, {"awq", BaseDtype::kAwq}};
 constexpr Choice<bool> kNf4Kernels[] = {{"bitsandbytes", false}, {"torchao", true}};  // true: torchao
 constexpr Choice<double> kLoraDtypes[] = {{"fp32", 4.0}, {"bf16", 2.0}, {"fp16", 2.0}};
 
