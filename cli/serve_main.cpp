@@ -215,8 +215,9 @@ int run_serve(int argc, char** argv, const std::string& catalog_dir) {
   Reloader reloader;  // joined after the loops stop (declared after what its worker uses)
   boost::asio::signal_set hup(loops.first(), SIGHUP);  // before "serving on": a HUP from then on reloads
   reload_on_sighup(hup, catalog_dir, routes, *log, reloader);
-  std::cerr << "trainfit: serving on " << o.host << ":" << port << " as '" << o.node_name << "' with " << o.threads
-            << (o.threads == 1 ? " thread" : " threads") << ", user " << current_user() << "\n";
+  // One write: whoever waits for this line never sees half of it.
+  std::cerr << "trainfit: serving on " + o.host + ":" + std::to_string(port) + " as '" + o.node_name + "' with " +
+                   std::to_string(o.threads) + (o.threads == 1 ? " thread" : " threads") + ", user " + current_user() + "\n";
 
   // SIGTERM/SIGINT: stop accepting, let busy connections answer, close idle ones; run()
   // returns once no connection is left.

@@ -241,13 +241,18 @@ class Runner:
         else:
             argv_tail += " --listen 127.0.0.1:%d" % port
         argv_tail = self.rewrite(argv_tail, None)
-        log = open(os.path.join(self.work, "serve-%d.log" % port), "w+")
-        p = subprocess.Popen(["bash", "-c", "exec " + argv_tail], cwd=self.work, env=self.env,
-                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # The server writes through its own open file; this test reads through another, so
+        # that a read never moves the offset the server writes at (one shared description
+        # would let a seek(0) here make the server overwrite the start of its own log).
+        log_path = os.path.join(self.work, "serve-%d.log" % port)
+        with open(log_path, "w") as log:
+            p = subprocess.Popen(["bash", "-c", "exec " + argv_tail], cwd=self.work, env=self.env,
+                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.servers.append(p)
-        for _ in range(100):
-            log.seek(0)
-            text = log.read()
+        text = ""
+        for _ in range(600):  # up to 30 s: a loaded CI machine starts it slowly
+            with open(log_path) as log:
+                text = log.read()
             if "serving on" in text:
                 return port
             if p.poll() is not None:
