@@ -53,7 +53,6 @@ struct Settings {
   std::string default_gpu = "h100";  // the catalog's name, once the catalogs are read
   std::string default_gpu_as_written = "h100";
   std::string catalog_dir;           // catalog_dir= as written ("" = the default)
-  bool catalogs_read = false;
   std::string conf;      // site trainfit.conf: the policy srun steps are held to
   spank::EndpointArgs endpoint;                   // endpoint=, endpoint_*=, cacert= as written
   std::optional<remote::Settings> client;         // set when endpoint= is given (sbatch/salloc/srun)
@@ -195,9 +194,7 @@ int parse_endpoint_args(spank_context_t context) {
 // salloc (a plugstack.conf mistake shows at once), in srun only for a step with --llm-*
 // options of its own, never in slurmstepd: every step loads the plugin twice, and
 // parsing the catalogs costs each process ~0.4 ms.
-int ensure_catalogs() {
-  if (g_settings.catalogs_read) return 0;
-  g_settings.catalogs_read = true;
+int read_catalogs() {
   bool named = false;
   const std::string dir = admission::catalog_dir(g_settings.catalog_dir, &named);
   const CatalogSet set = admission::load_site_catalogs(dir, named);
@@ -210,6 +207,11 @@ int ensure_catalogs() {
   }
   g_settings.default_gpu = gpu.value()->name;
   return 0;
+}
+
+int ensure_catalogs() {
+  static const int result = read_catalogs();  // once per process; a failure stays a failure
+  return result;
 }
 
 int parse_args(int ac, char** av, spank_context_t context) {
