@@ -20,6 +20,7 @@
 #include "trainfit/admission.h"
 #include "trainfit/estimate.h"
 #include "trainfit/plot.h"
+#include "trainfit/util/file.h"
 
 namespace po = boost::program_options;
 
@@ -71,7 +72,7 @@ Result<Site> load_site(const po::variables_map& vm) {
   if (!wanted) return site;
   site.conf = vm["conf"].as<std::string>();
   site.partition = vm.count("partition") ? vm["partition"].as<std::string>() : "";
-  Result<std::string> text = admission::read_regular_file(site.conf, admission::kMaxConfBytes);
+  Result<std::string> text = read_regular_file(site.conf, admission::kMaxConfBytes);
   if (!text) return make_error(text.error().code, "conf", "conf='" + site.conf + "': " + text.error().message);
   Result<admission::Policy> policy = admission::parse_policy(text.value());
   if (!policy) return make_error(policy.error().code, "conf", site.conf + ": " + policy.error().message);

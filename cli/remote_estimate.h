@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "client.h"  // trainfit_remote
+#include "trainfit/remote/client.h"
 #include "trainfit/error.h"
 #include "trainfit/request.h"
 

@@ -1,4 +1,4 @@
-// `trainfit report`: one audit line (lib/src/admission/audit.cpp) as typed data.
+// `trainfit report`: one audit line (lib/admission/src/audit.cpp) as typed data.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include "trainfit/config.h"
 #include "trainfit/config_file.h"
 #include "trainfit/json.h"
+#include "trainfit/util/file.h"
 
 namespace po = boost::program_options;
 
@@ -49,7 +50,7 @@ Result<std::string> read_text(const std::string& path, const char* field) {
 
 // A framework config file (a regular file, bounded), its fields set over the request.
 Result<ConfigFile> apply_config_file(const std::string& path, Request& request) {
-  Result<std::string> text = admission::read_regular_file(path, kMaxConfigFileBytes);
+  Result<std::string> text = read_regular_file(path, kMaxConfigFileBytes);
   if (!text) return make_error(text.error().code, "config", "config=" + text.error().message);
   Result<ConfigFile> file = read_config_file_text(text.value(), path);
   if (!file) return file.error();

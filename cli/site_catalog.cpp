@@ -13,6 +13,7 @@
 #include "trainfit/admission.h"
 #include "trainfit/admission/catalog_dir.h"
 #include "trainfit/catalog.h"
+#include "trainfit/util/file.h"
 
 namespace po = boost::program_options;
 
@@ -161,7 +162,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
     for (const std::string& note : set.notes) std::cerr << "trainfit: note: " << note << "\n";
   }
 
-  Result<std::string> text = admission::read_regular_file(path, admission::kMaxConfBytes);
+  Result<std::string> text = read_regular_file(path, admission::kMaxConfBytes);
   size_t partitions = 0, aliases = 0;
   if (!text) {
     const std::string& why = text.error().message;
@@ -175,7 +176,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
     }
     if (policy.ok()) {
       const std::string slurm_conf = vm.count("slurm-conf") ? vm["slurm-conf"].as<std::string>() : admission::slurm_conf_path();
-      Result<std::string> slurm = admission::read_regular_file(slurm_conf, admission::kMaxConfBytes);
+      Result<std::string> slurm = read_regular_file(slurm_conf, admission::kMaxConfBytes);
       if (slurm) {
         for (const std::string& unknown : admission::unknown_partitions(policy.value(), admission::slurm_partitions(*slurm))) {
           std::cout << path << ": " << unknown << " (" << slurm_conf << ")\n";

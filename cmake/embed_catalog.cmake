@@ -4,7 +4,7 @@ file(READ "${MODELS}" models_json)
 file(READ "${GPUS}" gpus_json)
 file(WRITE "${OUTPUT}.tmp"
   "// Generated from conf/models.json and conf/gpus.json by cmake/embed_catalog.cmake.\n"
-  "#include \"catalog_data.h\"\n"
+  "#include \"catalog/catalog_data.h\"\n"
   "namespace trainfit::catalog_data {\n"
   "const char kModelsJson[] = R\"TRAINFIT_JSON(${models_json})TRAINFIT_JSON\";\n"
   "const char kGpusJson[] = R\"TRAINFIT_JSON(${gpus_json})TRAINFIT_JSON\";\n"

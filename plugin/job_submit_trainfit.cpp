@@ -28,6 +28,7 @@ extern "C" {
 #include "trainfit/admission.h"
 #include "trainfit/admission/audit_writer.h"
 #include "trainfit/admission/catalog_dir.h"
+#include "trainfit/util/file.h"
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))

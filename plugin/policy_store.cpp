@@ -7,6 +7,7 @@
 
 #include "slurm_host.h"
 #include "trainfit/catalog.h"
+#include "trainfit/util/file.h"
 
 namespace trainfit::plugin {
 namespace {
@@ -31,7 +32,7 @@ std::string describe(const LoadedPolicy& p) {
 // (Slurm matches partition names case-sensitively: partition.Strict is not "strict").
 void add_slurm_partitions(const std::string& conf, Policy& policy) {
   const std::string path = admission::slurm_conf_path();
-  Result<std::string> text = admission::read_regular_file(path, admission::kMaxConfBytes);
+  Result<std::string> text = read_regular_file(path, admission::kMaxConfBytes);
   if (!text) {
     slurm_info("job_submit/trainfit: %s not read (%s): partitions are not checked against it, and "
                "OverSubscribe=EXCLUSIVE is not seen", admission::printable(path).c_str(),
@@ -90,7 +91,7 @@ std::string PolicyStore::load_initial() {
   std::lock_guard<std::mutex> lock(mutex_);
   stamp_ = stamp_of(path_);
   slurm_conf_stamp_ = stamp_of(admission::slurm_conf_path());
-  Result<std::string> text = admission::read_regular_file(path_, admission::kMaxConfBytes);
+  Result<std::string> text = read_regular_file(path_, admission::kMaxConfBytes);
   const bool open = !text || admission::fail_open_of(text.value());
   std::string problem;
   if (model_catalog().empty() || gpu_catalog().empty()) {
@@ -146,7 +147,7 @@ void PolicyStore::reload_if_changed(bool force) {
                 admission::printable(path_).c_str(), admission::printable(kept).c_str());
     return;
   }
-  Result<std::string> text = admission::read_regular_file(path_, admission::kMaxConfBytes);
+  Result<std::string> text = read_regular_file(path_, admission::kMaxConfBytes);
   // A failure that may pass by itself (EMFILE, ENOMEM) is tried again at the next check; a
   // file too large, unreadable (EACCES, ENOTDIR) or not a regular file is reported once, as
   // an invalid one is.

@@ -28,6 +28,7 @@ extern "C" {
 #include "config_reader.h"
 #include "trainfit/catalog.h"
 #include "trainfit/config_file.h"  // kMaxConfigFileBytes; the reading is trainfit_config_reader.so's
+#include "trainfit/util/file.h"
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))

@@ -14,6 +14,7 @@
 #include "test_util.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
+#include "trainfit/util/file.h"
 
 namespace trainfit::admission {
 namespace {

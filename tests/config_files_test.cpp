@@ -12,6 +12,7 @@
 
 #include "trainfit/admission.h"
 #include "trainfit/config_file.h"
+#include "trainfit/util/file.h"
 
 namespace trainfit {
 namespace {
@@ -339,7 +340,7 @@ TEST(ConfigTorchtitan, BadJobConfigs) {
 }
 
 // Non-ASCII text where TOML allows it keeps its value (toml++ is handed an ASCII rewrite:
-// lib/src/config_files/toml_ascii.h). The value comes back in the refusal of model.name.
+// lib/config_files/src/toml_ascii.h). The value comes back in the refusal of model.name.
 TEST(ConfigTorchtitan, NonAsciiStringsKeepTheirValue) {
   const std::vector<std::pair<std::string, std::string>> names = {
       {"\"llämä–3\"", "llämä–3"},                  // basic string (U+00E4, U+2013)
@@ -609,12 +610,12 @@ TEST(ConfigFileReading, OnlyBoundedRegularFiles) {
   char dir[] = "/tmp/trainfit_cfg_XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string base = dir;
-  Result<std::string> d = admission::read_regular_file(base, kMaxConfigFileBytes);
+  Result<std::string> d = read_regular_file(base, kMaxConfigFileBytes);
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.error().message.find("not a regular file"), std::string::npos) << d.error().message;
   const std::string fifo = base + "/ds.json";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  Result<std::string> f = admission::read_regular_file(fifo, kMaxConfigFileBytes);  // returns, never blocks
+  Result<std::string> f = read_regular_file(fifo, kMaxConfigFileBytes);  // returns, never blocks
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.error().message.find("not a regular file"), std::string::npos) << f.error().message;
   const std::string huge = base + "/huge.yaml";
@@ -622,7 +623,7 @@ TEST(ConfigFileReading, OnlyBoundedRegularFiles) {
     std::ofstream out(huge);
     out << std::string(kMaxConfigFileBytes + 1, '#');
   }
-  Result<std::string> h = admission::read_regular_file(huge, kMaxConfigFileBytes);
+  Result<std::string> h = read_regular_file(huge, kMaxConfigFileBytes);
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.error().message.find("accepted: at most"), std::string::npos) << h.error().message;
   std::remove(fifo.c_str());

@@ -47,10 +47,8 @@ def tracked_dirs():
             continue
         if len(parts) > 1:
             dirs.add(parts[0])
-        if len(parts) > 2 and parts[0] in ("lib", "tests", "packaging", "conf", "cli"):
+        if len(parts) > 2 and parts[0] in ("lib", "tests", "packaging", "conf", "cli", "plugin"):
             dirs.add("/".join(parts[:2]))
-        if len(parts) > 3 and parts[:2] == ["lib", "src"]:
-            dirs.add("/".join(parts[:3]))
     return dirs
 
 

@@ -1,0 +1,105 @@
+// What the gate decides for a job or an update, and why (decision.cpp, resize.cpp, update.cpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainfit/estimate.h"
+#include "trainfit/export.h"
+#include "trainfit/request.h"
+#include "trainfit/admission/annotation.h"
+#include "trainfit/admission/gres.h"
+#include "trainfit/admission/policy.h"
+
+namespace trainfit::admission {
+
+// A job's partition list is judged entry by entry: at most this many distinct partitions.
+constexpr size_t kMaxJobPartitions = 64;
+
+struct Job {
+  Annotation annotation;
+  std::optional<Error> annotation_error;  // the annotation could not be read
+  JobGpuFields fields;
+  std::string partition;  // as submitted: "" (the default), "gpu" or a list "elastic,gpu"
+  uint32_t uid = 0;
+  std::string account, qos;
+  bool step = false;      // an srun step inside an allocation: checked, never resized
+  // A heterogeneous job's component (0 = the first, -1 = not a hetjob). sbatch hands the
+  // --llm-* options, and the first component's --comment, to every component: the annotation
+  // is the first component's, judged there; the later components pass. No component is
+  // resized (the job's total is not in view).
+  int64_t het_component = -1;
+};
+
+enum class Verdict { kPass, kAccept, kWarn, kReject, kResize };
+TRAINFIT_API const char* to_string(Verdict verdict);
+
+// Why a job was refused or warned: each maps to its own Slurm error code.
+enum class Reason { kNone, kInvalidAnnotation, kGpuRequest, kTooFewGpus, kAnnotationRequired, kUnknownGpu, kInternal };
+TRAINFIT_API const char* to_string(Reason reason);
+
+struct Decision {
+  Verdict verdict = Verdict::kPass;
+  Reason reason = Reason::kNone;
+  bool exempt = false;           // passed by an exemption
+  bool unchecked = false;        // an update trainfit cannot see enough of to check (logged)
+  std::string message;           // what the user reads; "" when silent
+  std::string gpu;               // catalog GPU the job was checked against
+  double per_gpu_gb = 0, capacity_gb = 0;
+  int64_t gpus_requested = 0;
+  int64_t min_gpus = 0;          // 0: none fits, or not computed (an accepted job without --llm-check)
+  int64_t global_batch = 0;
+  std::vector<Change> advice;    // a refusal's cheapest change that fits on the GPUs asked for ("or: ..."); empty: none
+  // For kResize: what the job is given and the fields to write back.
+  int64_t resized_to = 0;        // GPUs granted (what the message says)
+  std::string new_tres_per_job, new_tres_per_node, new_tres_per_task;
+  bool clear_tres_per_socket = false;
+  int64_t new_nodes = 0, new_tasks = 0;
+};
+
+// Where a decision's numbers come from. slurmctld always computes in-process (the
+// default); the SPANK plugin's client-side checks may ask a trainfit service instead
+// (endpoint=, docs/slurm.md), with the same policy applied to the answer.
+class Estimator {
+ public:
+  virtual ~Estimator() = default;
+  // The prediction for `request` (gpu and num_gpus set) on GPUs with `headroom` of their
+  // HBM kept free: resolved config, breakdown, and min_gpus_to_fit when with_min_gpus.
+  virtual Result<Response> predict(const Request& request, double headroom, bool with_min_gpus) const = 0;
+  // The cheapest change that fits on the GPUs asked for (a refusal's "or: ...").
+  virtual std::optional<Advice> cheapest_change(const Response& response) const = 0;
+};
+
+// The cheapest change that fits on the GPUs asked for, from full advice (a response's).
+TRAINFIT_API std::optional<Advice> cheapest_in(const std::vector<Advice>& advice, int64_t gpus);
+
+// This process's model (resolve, estimate, min_gpus_to_fit, cheapest_fitting_change).
+TRAINFIT_API const Estimator& local_estimator();
+
+// Bounded work per listed partition: one resolve, one estimate, one min-GPU search;
+// advice only when refusing. A job listing several partitions is held to each.
+TRAINFIT_API Decision decide(const Policy& policy, const Job& job, const Estimator& estimator = local_estimator());
+
+// An update (scontrol update -> job_modify), which carries only the fields it changes.
+struct Update {
+  Job job;             // the annotation from the update's comment, its GPU fields and partition
+  std::string job_id;
+  bool sets_gpus = false, sets_partition = false;
+  bool by_operator = false;  // root, SlurmUser or a trainfit.conf `operators` entry
+};
+// Checks what the update carries (update.cpp says what Slurm 22.05 lets it see).
+TRAINFIT_API Decision decide_update(const Policy& policy, const Update& update);
+
+// The user-facing summary: "trainfit: llama3-70b at seq 8192 needs 97.3 GiB per GPU on
+// 8 x H100 (79.6 GiB usable); min_gpus_to_fit=16 (or: --llm-recompute=full fits on 8)".
+TRAINFIT_API std::string oom_message(const Response& response, Face face);
+
+// Advice as the user would type it: --llm-recompute=full --gpus=24 / recompute=full gpus=24.
+TRAINFIT_API std::string spell_changes(const std::vector<Change>& changes, Face face);
+
+}  // namespace trainfit::admission

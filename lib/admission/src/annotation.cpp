@@ -1,0 +1,308 @@
+// Job annotations: the SPANK options as they reach slurmctld in spank_job_env,
+// and the "trainfit: key=value ..." job comment for clients without the plugin.
+// One rule for both: each key sets one request field; the same field given twice
+// with different values is an error naming both spellings (--llm-zero=3 and
+// --llm-spec=zero_stage=0); the HF geometry comes first, then the fields of a
+// framework config file (--llm-config), and options override both.
+#include <cctype>
+#include <string_view>
+
+#include "trainfit/util/text.h"
+#include "trainfit/admission.h"
+#include "trainfit/json.h"
+
+namespace trainfit::admission {
+namespace {
+
+constexpr const char* kSpankPrefix = "_SLURM_SPANK_OPTION_trainfit_";
+// Bounds on what a user may hand slurmctld: parsing and messages stay cheap.
+constexpr size_t kMaxKey = 64, kMaxValue = 1024, kMaxComment = 8192;
+
+// A value as messages show it: long ones cut ("abc…[5000 bytes]").
+std::string shown(const std::string& value) {
+  if (value.size() <= 80) return value;
+  return value.substr(0, 64) + "…[" + std::to_string(value.size()) + " bytes]";
+}
+constexpr const char* kGeometryVariable = "TRAINFIT_GEOMETRY";
+constexpr const char* kConfigVariable = "TRAINFIT_CONFIG";  // --llm-config's fields, read on the submit host
+
+std::string mangle(std::string name) {  // Slurm replaces non-alphanumerics with '_'
+  for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+// "llm_micro_batch" -> the option "micro-batch" (names mangled once).
+const OptionSpec* option_from_env_name(std::string_view name) {
+  static const std::vector<std::pair<std::string, const OptionSpec*>> mangled = [] {
+    std::vector<std::pair<std::string, const OptionSpec*>> out;
+    for (const OptionSpec& o : llm_options()) out.emplace_back(mangle(std::string("llm-") + o.option), &o);
+    return out;
+  }();
+  for (const auto& [env_name, option] : mangled) {
+    if (env_name == name) return option;
+  }
+  return nullptr;
+}
+
+std::string strip_option_prefix(const std::string& key) {
+  size_t start = key.find_first_not_of('-');
+  if (start == std::string::npos) return std::string();
+  if (key.compare(start, 4, "llm-") == 0) start += 4;
+  return key.substr(start);
+}
+
+// Looked up for every key of every job: the names' lengths are known once, so most
+// candidates are passed over on their length alone.
+const OptionSpec* named_option(std::string_view key) {
+  static const std::vector<std::pair<std::string_view, const OptionSpec*>> named = [] {
+    std::vector<std::pair<std::string_view, const OptionSpec*>> out;
+    for (const OptionSpec& o : llm_options()) {
+      if (o.field[0] != '\0') out.emplace_back(o.option, &o);
+    }
+    return out;
+  }();
+  for (const auto& [name, option] : named) {
+    if (name == key) return option;
+  }
+  return nullptr;
+}
+
+// One key=value as the user wrote it, in their syntax: "--llm-zero=3", "zero=3",
+// "--llm-spec=zero_stage=0".
+std::string spelled(const std::string& key, const std::string& value, Face face, bool in_spec) {
+  if (face == Face::kComment) return key + "=" + value;
+  if (in_spec) return "--llm-spec=" + key + "=" + value;
+  return "--llm-" + key + "=" + value;
+}
+
+// Applies key=value pairs in order, refusing a field set twice with different values.
+class Builder {
+ public:
+  Builder(Request* request, Face face) : request_(request), face_(face) { seen_.reserve(8); }
+
+  // KEY without "--llm-" (set_option strips it once).
+  Result<bool> set(const std::string& key, const std::string& value, bool in_spec) {
+    if (key.size() > kMaxKey || value.size() > kMaxValue) {
+      return make_error(ErrorCode::kInvalidValue, shown(key),
+                        spelled(shown(key), shown(value), face_, in_spec) + " is too long; accepted: keys up to " +
+                            std::to_string(kMaxKey) + " bytes, values up to " + std::to_string(kMaxValue));
+    }
+    const OptionSpec* option = in_spec ? nullptr : named_option(key);
+    const std::string field_key = option != nullptr ? option->field : key;
+    const FieldSpec* field = find_field(field_key);
+    if (field == nullptr) {
+      Error e = unknown_field_error(key);
+      e.message = spelled(key, value, face_, in_spec) + ": " + e.message;
+      return e;
+    }
+    const Seen* earlier = seen(field->name);
+    if (earlier == nullptr) seen_.push_back(Seen{field->name, key, value, in_spec});
+    if (earlier != nullptr && !same_value(field_key, earlier->value, value)) {
+      const Seen& before = *earlier;
+      return make_error(ErrorCode::kInconsistent, field->name,
+                        spelled(before.key, before.value, face_, before.in_spec) + " and " +
+                            spelled(key, value, face_, in_spec) + " disagree; give " + field->name + " once");
+    }
+    Result<bool> ok = set_field_from_text(*request_, field_key, value);
+    if (!ok) {
+      const std::string how = spelled(key, value, face_, in_spec);
+      Error e = ok.error();
+      e.message = how.substr(0, how.size() - value.size()) + "'" + shown(value) + "' is not valid; accepted: " + field->accepted;
+      return e;
+    }
+    return true;
+  }
+
+  Result<bool> set_option(const std::string& raw_key, const std::string& value) {
+    const std::string key = strip_option_prefix(raw_key);
+    if (key == "check") return true;
+    if (key == "hf-config" || key == "config") {
+      return make_error(ErrorCode::kInvalidValue, key,
+                        key + " is read on the submit host by the SPANK plugin (--llm-" + key + "); a comment "
+                        "cannot carry it: give the fields instead");
+    }
+    if (key != "spec") return set(key, value, false);
+    for (const std::string& pair : split(value, ',')) {
+      if (trim(pair).empty()) continue;
+      const size_t eq = pair.find('=');
+      if (eq == std::string::npos) {
+        return make_error(ErrorCode::kMalformed, "spec",
+                          "--llm-spec='" + value + "': '" + pair + "' is not KEY=VALUE (e.g. --llm-spec=micro_batch=2,cp=2)");
+      }
+      Result<bool> ok = set(strip_option_prefix(trim(pair.substr(0, eq))), trim(pair.substr(eq + 1)), true);
+      if (!ok) return ok;
+    }
+    return true;
+  }
+
+ private:
+  struct Seen {
+    const char* field;  // FieldSpec::name, a static string
+    std::string key, value;
+    bool in_spec;
+  };
+  const Seen* seen(const char* field) const {
+    for (const Seen& s : seen_) {
+      if (s.field == field) return &s;
+    }
+    return nullptr;
+  }
+
+  // Two spellings of one value ("true" and "1") are the same value.
+  static bool same_value(const std::string& field, const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    Request x, y;
+    return set_field_from_text(x, field, a).ok() && set_field_from_text(y, field, b).ok() &&
+           to_key_values(x) == to_key_values(y);
+  }
+
+  Request* request_;
+  Face face_;
+  std::vector<Seen> seen_;  // how each field was first given (a handful: a linear search)
+};
+
+bool is_check(const std::string& key) { return strip_option_prefix(key) == "check"; }
+
+}  // namespace
+
+const std::vector<OptionSpec>& llm_options() {
+  static const std::vector<OptionSpec> options = {
+      {"model", "model", "NAME", "model to train, from 'trainfit models' (e.g. llama3-70b)"},
+      {"seq", "seq_length", "N", "sequence length in tokens"},
+      {"micro-batch", "micro_batch", "N", "sequences per micro-batch per data-parallel rank"},
+      {"zero", "zero_stage", "0..3", "ZeRO stage"},
+      {"recompute", "recompute", "none|selective|full", "activation recomputation"},
+      {"precision", "precision", "fp32|bf16|bf16-amp|fp16-amp|fp8", "numerics"},
+      {"tp", "tensor_parallel", "N", "tensor-parallel size"},
+      {"pp", "pipeline_parallel", "N", "pipeline-parallel size"},
+      {"framework", "framework", "NAME", "training framework whose words the options use (hf, deepspeed, torchtune, torchtitan, megatron, litgpt, custom)"},
+      {"framework-version", "framework_version", "RELEASE", "the framework release the job runs, e.g. 4.45 (transformers); default: the newest modelled"},
+      {"spec", "", "KEY=VAL[,KEY=VAL...]", "any trainfit request field (see 'trainfit fields')"},
+      {"hf-config", "", "PATH", "Hugging Face config.json giving the geometry (read at submission)"},
+      {"config", "", "FILE", "DeepSpeed .json, torchtune .yaml, torchtitan .toml or Megatron-LM arguments (read at submission)"},
+      {"check", "", "", "print slurmctld's trainfit verdict (min_gpus_to_fit) and submit"},
+  };
+  return options;
+}
+
+std::string spank_env_name(const std::string& option) { return kSpankPrefix + mangle("llm-" + option); }
+
+Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Annotation* out) {
+  out->found = false;
+  out->face = Face::kOptions;
+  const size_t prefix = std::char_traits<char>::length(kSpankPrefix);
+  std::vector<std::pair<const OptionSpec*, std::string>> options;
+  options.reserve(8);  // a job gives a handful: one allocation, not one per growth
+  std::string geometry, config;  // applied in this order whatever the order of the environment
+  for (const std::string& entry : env) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const bool ours = entry.compare(0, prefix, kSpankPrefix) == 0 || entry.compare(0, eq, kGeometryVariable) == 0 ||
+                      entry.compare(0, eq, kConfigVariable) == 0;
+    if (ours && entry.size() > kMaxComment) {
+      out->found = true;  // an annotation, refused: not a job without one (which decide() would pass)
+      return make_error(ErrorCode::kInvalidValue, "spank", "an --llm option of " + std::to_string(entry.size()) +
+                                                               " bytes; accepted: at most " + std::to_string(kMaxComment));
+    }
+    if (entry.compare(0, eq, kGeometryVariable) == 0) {
+      out->found = true;
+      geometry = entry.substr(eq + 1);
+    } else if (entry.compare(0, eq, kConfigVariable) == 0) {
+      out->found = true;
+      config = entry.substr(eq + 1);
+    } else if (entry.compare(0, prefix, kSpankPrefix) == 0 && eq > prefix) {
+      const OptionSpec* option = option_from_env_name(std::string_view(entry).substr(prefix, eq - prefix));
+      if (option == nullptr) continue;
+      if (!is_check(option->option)) out->found = true;  // --llm-check alone annotates nothing
+      options.emplace_back(option, entry.substr(eq + 1));
+    }
+  }
+  // The files first (the geometry, then the config file's fields): options override them.
+  for (const std::string* spec : {&geometry, &config}) {
+    if (spec->empty()) continue;
+    Result<bool> set = apply_key_values(out->request, *spec, ',');
+    if (!set) return set.error();
+  }
+  Builder builder(&out->request, Face::kOptions);
+  for (const auto& [option, value] : options) {
+    const std::string name = option->option;
+    if (name == "hf-config" || name == "config") continue;  // carried as TRAINFIT_GEOMETRY / TRAINFIT_CONFIG
+    out->check |= is_check(option->option);
+    Result<bool> set = builder.set_option(option->option, value);
+    if (!set) return set.error();
+  }
+  return true;
+}
+
+Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::string* comment, Annotation* out) {
+  Result<bool> options = annotation_from_spank_env(env, out);
+  if (!options) return options;
+  if (comment == nullptr) return true;
+  Annotation from_comment;
+  Result<bool> read = annotation_from_comment(*comment, &from_comment);
+  if (!out->found) {  // the comment is the annotation; --llm-check still asks for the verdict
+    const bool check = out->check;
+    if (!read) return read;
+    *out = std::move(from_comment);
+    out->check |= check;
+    return true;
+  }
+  if (!from_comment.found) return true;
+  if (!read || request_to_json(from_comment.request) != request_to_json(out->request)) {
+    return make_error(ErrorCode::kInconsistent, "comment",
+                      "the job's comment annotation ('" + truncated(*comment, 200) + "') and its --llm-* options (" +
+                          truncated(to_key_values(out->request), 200) + ") disagree; give one of them");
+  }
+  return true;
+}
+
+Result<bool> annotation_from_comment(const std::string& comment, Annotation* out) {
+  const size_t start = std::min(comment.find_first_not_of(" \t\r\n\v\f"), comment.size());
+  // "trainfit:" within the comment's first 64 bytes, after blanks, in any case.
+  out->found = start + 9 <= std::min<size_t>(comment.size(), 64) &&
+               equals_lower(std::string_view(comment).substr(start, 9), "trainfit:");
+  out->face = Face::kComment;
+  if (!out->found) return true;
+  if (comment.size() > kMaxComment) {
+    return make_error(ErrorCode::kInvalidValue, "comment",
+                      "the trainfit comment is " + std::to_string(comment.size()) + " bytes; accepted: at most " +
+                          std::to_string(kMaxComment));
+  }
+  const std::string text = trim(comment);
+  std::string body = text.substr(9);
+  for (char& c : body) if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  Builder builder(&out->request, Face::kComment);
+  for (const std::string& token : split(body, ' ')) {
+    if (trim(token).empty()) continue;
+    const size_t eq = token.find('=');
+    if (is_check(token.substr(0, eq))) {
+      bool on = true;
+      if (eq != std::string::npos && !parse_bool(token.substr(eq + 1), &on)) {
+        return make_error(ErrorCode::kInvalidValue, "check", "check='" + token.substr(eq + 1) + "' is not valid; accepted: true|false");
+      }
+      out->check = on;
+      continue;
+    }
+    if (eq == std::string::npos) {
+      return make_error(ErrorCode::kMalformed, token,
+                        "'" + token + "' is not key=value (e.g. --comment=\"trainfit: model=llama3-70b seq=8192\")");
+    }
+    Result<bool> set = builder.set_option(token.substr(0, eq), token.substr(eq + 1));
+    if (!set) return set.error();
+  }
+  return true;
+}
+
+std::string describe(const Request& request) { return to_key_values(request, ' '); }
+
+std::string spell_key(const std::string& field, Face face) {
+  const FieldSpec* spec = find_field(field);
+  const std::string name = spec != nullptr ? spec->name : field;
+  for (const OptionSpec& o : llm_options()) {
+    if (name == o.field) return face == Face::kOptions ? std::string("--llm-") + o.option : std::string(o.option);
+  }
+  if (name == "num_gpus") return face == Face::kOptions ? "--gpus" : "the GPU request (--gpus)";
+  return face == Face::kOptions ? "--llm-spec=" + name : name;
+}
+
+}  // namespace trainfit::admission

@@ -1,0 +1,211 @@
+// Site catalogs on disk: DIR/gpus.d/*.json and DIR/models.d/*.json (docs/site.md).
+#include "trainfit/admission/catalog_dir.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "internal.h"
+#include "trainfit/admission.h"
+#include "trainfit/util/file.h"
+
+namespace trainfit::admission {
+namespace {
+
+bool ends_with_json(const std::string& name) {
+  return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+}
+
+// The *.json names of a folder, sorted (byte order, as `LC_ALL=C ls`); hidden files
+// (editors' .swp, .#) skipped. Missing folder: no names, no problem.
+std::vector<std::string> json_names(const std::string& folder, std::vector<std::string>* problems) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(folder.c_str());
+  if (d == nullptr) {
+    if (errno != ENOENT) problems->push_back(folder + ": cannot be read: " + std::strerror(errno));
+    return names;
+  }
+  size_t seen = 0;
+  while (const struct dirent* entry = ::readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name.empty() || name[0] == '.' || !ends_with_json(name)) continue;
+    if (++seen > kMaxCatalogFiles) {
+      problems->push_back(folder + ": has more than " + std::to_string(kMaxCatalogFiles) +
+                          " *.json files; accepted: at most " + std::to_string(kMaxCatalogFiles));
+      names.clear();
+      break;
+    }
+    names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<CatalogText> read_folder(const std::string& folder, std::vector<std::string>* problems) {
+  std::vector<CatalogText> files;
+  for (const std::string& name : json_names(folder, problems)) {
+    const std::string path = folder + "/" + name;
+    Result<std::string> text = read_regular_file(path, kMaxCatalogFileBytes);
+    if (!text) {
+      const std::string& why = text.error().message;
+      problems->push_back(path + ":1: " + (why.rfind(path + ": ", 0) == 0 ? why.substr(path.size() + 2) : why));
+      continue;
+    }
+    files.push_back(CatalogText{path, std::move(text).value()});
+  }
+  return files;
+}
+
+std::string stamp_of_folder(const std::string& folder) {
+  std::vector<std::string> ignored;
+  std::string out = folder + ";";
+  for (const std::string& name : json_names(folder, &ignored)) {
+    struct stat st;
+    const std::string path = folder + "/" + name;
+    if (::stat(path.c_str(), &st) != 0) continue;
+    out += name + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+           std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec) + ";";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string catalog_dir(const std::string& option, bool* explicit_dir) {
+  *explicit_dir = true;
+  if (!option.empty()) return option;
+  const char* env = std::getenv("TRAINFIT_CATALOG_DIR");
+  if (env != nullptr && env[0] != '\0') return env;
+  *explicit_dir = false;
+  return kDefaultCatalogDir;
+}
+
+CatalogSet read_catalog_dir(const std::string& dir, bool must_exist) {
+  std::vector<std::string> problems;
+  struct stat st;
+  std::vector<CatalogText> gpus, models;
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT || must_exist) {
+      problems.push_back(dir + ": " + (errno == ENOENT ? std::string("not found") : std::strerror(errno)) +
+                         "; accepted: a folder holding gpus.d/*.json and models.d/*.json");
+    }
+  } else if (!S_ISDIR(st.st_mode)) {
+    problems.push_back(dir + ": is " + file_kind(st.st_mode) + ", not a folder");
+  } else {
+    gpus = read_folder(dir + "/gpus.d", &problems);
+    models = read_folder(dir + "/models.d", &problems);
+  }
+  CatalogSet set = merge_catalogs(gpus, models);
+  set.problems.insert(set.problems.begin(), problems.begin(), problems.end());
+  return set;
+}
+
+std::string catalog_dir_stamp(const std::string& dir) {
+  return stamp_of_folder(dir + "/gpus.d") + stamp_of_folder(dir + "/models.d");
+}
+
+CatalogSet load_site_catalogs(const std::string& dir, bool must_exist) {
+  CatalogSet set = read_catalog_dir(dir, must_exist);
+  if (set.problems.empty()) install_catalogs(set);
+  return set;
+}
+
+namespace {
+
+// Whether any catalog file was modified within the last second (may be mid-write).
+bool recently_changed(const std::string& dir) {
+  std::vector<std::string> ignored;
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  for (const char* sub : {"/gpus.d", "/models.d"}) {
+    const std::string folder = dir + sub;
+    for (const std::string& name : json_names(folder, &ignored)) {
+      struct stat st;
+      if (::stat((folder + "/" + name).c_str(), &st) != 0) continue;
+      if (st.st_mtim.tv_sec + 1 >= wall.tv_sec) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+CatalogWatcher::CatalogWatcher(std::string dir, bool must_exist, Log log)
+    : dir_(std::move(dir)), must_exist_(must_exist), log_(std::move(log)) {}
+
+CatalogWatcher::~CatalogWatcher() { stop(); }
+
+bool CatalogWatcher::load() {
+  std::lock_guard<std::mutex> lock(stamp_mutex_);
+  stamp_ = catalog_dir_stamp(dir_);
+  const CatalogSet set = load_site_catalogs(dir_, must_exist_);
+  for (const std::string& problem : set.problems) log_(true, "site catalog: " + problem);
+  if (!set.problems.empty()) {
+    log_(true, "site catalogs in " + dir_ + " not valid; using the built-in catalogs (" +
+                   std::to_string(gpu_catalog().size()) + " GPUs, " + std::to_string(model_catalog().size()) + " models)");
+    return false;
+  }
+  for (const std::string& note : set.notes) log_(false, "site catalog: " + note);
+  return true;
+}
+
+bool CatalogWatcher::check_once() {
+  std::lock_guard<std::mutex> lock(stamp_mutex_);
+  const std::string now = catalog_dir_stamp(dir_);
+  if (now == stamp_ || recently_changed(dir_)) return false;
+  stamp_ = now;
+  const CatalogSet set = read_catalog_dir(dir_, must_exist_);
+  if (!set.problems.empty()) {
+    for (const std::string& problem : set.problems) log_(true, "site catalog: " + problem);
+    log_(true, "site catalogs in " + dir_ + " changed but are not valid; the catalogs in use stay");
+    return false;
+  }
+  install_catalogs(set);
+  for (const std::string& note : set.notes) log_(false, "site catalog: " + note);
+  log_(false, "site catalogs reloaded from " + dir_ + ": " + std::to_string(set.gpus.size()) + " GPUs, " +
+                  std::to_string(set.models.size()) + " models");
+  return true;
+}
+
+void CatalogWatcher::start() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> held(mutex_);
+    while (!wake_.wait_for(held, std::chrono::seconds(1), [this] { return stopping_; })) {
+      held.unlock();
+      try {
+        const bool installed = check_once();
+        if (after_check_) after_check_(installed);
+      } catch (...) {  // out of memory while reading: try again at the next look
+      }
+      held.lock();
+    }
+  });
+}
+
+void CatalogWatcher::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  std::thread running;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);  // start() assigns thread_ under the same lock
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) running = std::move(thread_);
+  }
+  if (running.joinable()) running.join();
+}
+
+}  // namespace trainfit::admission

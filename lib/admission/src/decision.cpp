@@ -1,0 +1,424 @@
+// The admission decision for one job: bounded work per listed partition (one
+// resolve, one estimate, one min-GPU search; advice only when refusing).
+//
+// A job listing several partitions may run in any of them, so it is held to each:
+// refusals that a resize cannot mend (annotation required or invalid, unknown GPU)
+// in any partition refuse the job; a job that does not fit somewhere is resized when
+// one of those partitions resizes and the resized job then fits in all of them;
+// otherwise it is rejected unless every partition where it does not fit only warns.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+
+#include "trainfit/util/text.h"
+#include "internal.h"
+#include "resize.h"
+#include "trainfit/admission.h"
+#include "trainfit/catalog.h"
+
+namespace trainfit::admission {
+namespace {
+
+// One job under one partition's policy.
+struct Evaluation {
+  std::string partition;  // "" = the default partition
+  const PartitionPolicy* rules = nullptr;
+  std::optional<Error> error;
+  Reason reason = Reason::kNone;
+  Response response;
+  const Estimator* estimator = nullptr;  // where the response came from
+  bool no_gpus = false;  // the job asks for none: it cannot run, whatever the prediction
+  bool fits() const { return !error && !no_gpus && response.breakdown.fits; }
+};
+
+// The job's partitions, each once, at most kMaxJobPartitions of them (checked first: a longer
+// list is refused in decide, so no job makes slurmctld evaluate without bound).
+std::vector<std::string> partitions_of(const std::string& list) {
+  std::vector<std::string> out;
+  for (const std::string& name : split(list, ',')) {
+    const std::string p = trim(name);
+    if (!p.empty() && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  if (out.empty()) out.push_back("");
+  return out;
+}
+
+// Whole-node jobs (--exclusive; a partition with OverSubscribe=EXCLUSIVE): Slurm allocates
+// every GRES of an exclusive job's nodes (slurm.conf OverSubscribe, sbatch --exclusive).
+bool holds_whole_nodes(const Policy& policy, const std::vector<std::string>& parts, const Job& job) {
+  if (job.fields.whole_nodes) return true;
+  for (const std::string& p : parts) {
+    const std::string& name = p.empty() ? policy.default_partition : p;
+    if (policy.whole_node_partitions.count(name) > 0) return true;
+  }
+  return false;
+}
+
+int64_t whole_node_gpus(const PartitionPolicy& rules, const JobGpuFields& fields) {
+  return rules.gpus_per_node * std::max<int64_t>(1, std::max(fields.nodes, int64_t{0}));
+}
+
+bool exempt(const PartitionPolicy& p, const Job& job) {
+  return p.exempt_uids.count(job.uid) > 0 || (!job.account.empty() && p.exempt_accounts.count(job.account) > 0) ||
+         (!job.qos.empty() && p.exempt_qos.count(job.qos) > 0);
+}
+
+// The catalog GPU to check against: the GRES types (the smallest-memory one when a
+// job mixes types, since every rank must fit), else the partition's default.
+Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const GpuTotal& gpus) {
+  std::vector<std::string> types = gpus.types;
+  if (types.empty() || gpus.untyped) types.push_back(rules.default_gpu);
+  const GpuSpec* smallest = nullptr;
+  for (const std::string& type : types) {
+    Result<const GpuSpec*> gpu = catalog_gpu(policy, type);
+    if (!gpu) return gpu.error();
+    if (smallest == nullptr || gpu.value()->capacity_bytes < smallest->capacity_bytes) smallest = gpu.value();
+  }
+  return smallest->name;
+}
+
+Evaluation evaluate(const Policy& policy, const std::string& partition, const Job& job, const GpuTotal& gpus,
+                    int64_t num_gpus, const Estimator& estimator) {
+  Evaluation e;
+  e.partition = partition;
+  e.rules = &policy.for_partition(partition);
+  e.estimator = &estimator;
+  e.no_gpus = num_gpus == 0;
+  Result<std::string> gpu = job_gpu(policy, *e.rules, gpus);
+  if (!gpu) {
+    e.error = gpu.error();
+    e.reason = Reason::kUnknownGpu;
+    return e;
+  }
+  Request request = job.annotation.request;
+  request.gpu = gpu.value();
+  request.gpu_memory_gb.reset();
+  request.num_gpus = std::max<int64_t>(1, num_gpus);
+  request.gpus_per_node = e.rules->gpus_per_node;  // the partition's layout, not the annotation's
+  // min_gpus_to_fit is what a refusal or a resize needs; an accepted job gets it
+  // only when the user asked (--llm-check): the common path stays cheap.
+  Result<Response> predicted = estimator.predict(request, e.rules->headroom, job.annotation.check || e.no_gpus);
+  if (!predicted) {
+    e.error = predicted.error();
+    e.reason = predicted.error().field == "num_gpus" ? Reason::kGpuRequest : Reason::kInvalidAnnotation;
+    return e;
+  }
+  e.response = std::move(predicted).value();
+  return e;
+}
+
+class LocalEstimator : public Estimator {
+ public:
+  Result<Response> predict(const Request& request, double headroom, bool with_min_gpus) const override {
+    Result<Resolved> resolved = resolve(request);
+    if (!resolved) return resolved.error();
+    resolved->config.capacity_bytes *= 1.0 - headroom;  // the fraction of HBM kept free
+    Response r;
+    r.resolved = std::move(resolved).value();
+    const Config& c = r.resolved.config;
+    r.breakdown = estimate(c);
+    if (!r.breakdown.fits || with_min_gpus) r.min_gpus = min_gpus_to_fit(c, r.breakdown);
+    const double batch = static_cast<double>(c.micro_batch) * static_cast<double>(c.num_microbatches) *
+                         static_cast<double>(c.data_parallel());
+    r.global_batch = batch < 9e18 ? static_cast<int64_t>(batch) : INT64_MAX;
+    return r;
+  }
+
+  std::optional<Advice> cheapest_change(const Response& response) const override {
+    return cheapest_fitting_change(response.resolved.config);
+  }
+};
+
+// Reject, unless every listed partition only warns.
+Verdict refusal(const Policy& policy, const std::vector<std::string>& parts) {
+  for (const std::string& p : parts) {
+    if (policy.for_partition(p).action != Action::kWarn) return Verdict::kReject;
+  }
+  return Verdict::kWarn;
+}
+
+Decision refuse(Verdict verdict, Reason reason, std::string message) {
+  return decision_of(verdict, reason, std::move(message));
+}
+
+std::string where(const Evaluation& e, size_t partitions) {
+  return partitions > 1 ? "partition " + (e.partition.empty() ? std::string("(default)") : e.partition) + ": " : "";
+}
+
+// What the user wrote that the partition's layout replaced.
+std::string layout_note(const Job& job, const PartitionPolicy& rules) {
+  const std::optional<int64_t>& asked = job.annotation.request.gpus_per_node;
+  if (!asked || *asked == rules.gpus_per_node) return "";
+  return " (" + spell_key("gpus_per_node", job.annotation.face) + "=" + std::to_string(*asked) +
+         " replaced by the partition's " + std::to_string(rules.gpus_per_node) + " GPUs per node)";
+}
+
+void fill_numbers(const Evaluation& e, Decision* d) {
+  const Response& r = e.response;
+  d->gpu = r.resolved.config.gpu_name;
+  d->per_gpu_gb = r.breakdown.per_gpu_total / kGiB;
+  d->capacity_gb = r.breakdown.capacity / kGiB;
+  d->min_gpus = r.min_gpus.gpus;
+  d->global_batch = r.global_batch;
+}
+
+std::string min_text(int64_t gpus) { return gpus > 0 ? std::to_string(gpus) : std::string("none"); }
+
+// "llama3-70b at seq 8192 needs ...; min_gpus_to_fit=22 (or: --llm-recompute=full fits on 8)"
+std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, Face face) {
+  const Config& c = r.resolved.config;
+  std::string line = needs_line(c, r.breakdown) + "; min_gpus_to_fit=" + min_text(r.min_gpus.gpus);
+  if (cheapest) line += " (or: " + spell_changes(cheapest->changes, face) + " fits on " + std::to_string(c.num_gpus) + ")";
+  return line;
+}
+
+// The refusal text for the partition where the job does not fit, with advice (also
+// returned as data for the audit log).
+std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, size_t partitions,
+                     std::vector<Change>* advice) {
+  const Response& r = e.response;
+  if (gpus.gpus == 0) {
+    return "trainfit: " + where(e, partitions) + "the job is annotated for LLM training but requests no GPUs; " +
+           "min_gpus_to_fit=" + min_text(r.min_gpus.gpus) + " (add --gpus=" + r.resolved.config.gpu_name + ":N)";
+  }
+  const std::optional<Advice> cheapest = e.estimator->cheapest_change(r);
+  if (cheapest) *advice = cheapest->changes;
+  return "trainfit: " + where(e, partitions) + oom_body(r, cheapest, job.annotation.face) + layout_note(job, *e.rules);
+}
+
+Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, const std::vector<Evaluation>& now,
+                    const std::vector<std::string>& parts) {
+  int64_t target = 0, limit = kMaxJobGpus, per_node = kMaxJobGpus;
+  const Evaluation* failing = nullptr;
+  for (const Evaluation& e : now) {
+    per_node = std::min(per_node, e.rules->gpus_per_node);
+    if (e.fits()) continue;
+    if (failing == nullptr) failing = &e;
+    if (e.rules->action == Action::kResize) limit = std::min(limit, e.rules->resize_max_gpus);
+    if (e.response.min_gpus.gpus == 0) target = -1;
+    if (target >= 0) target = std::max(target, e.response.min_gpus.gpus);
+  }
+  const Reason reason = gpus.gpus == 0 ? Reason::kGpuRequest : Reason::kTooFewGpus;
+  std::vector<Change> advice;
+  const std::string oom = oom_text(*failing, job, gpus, parts.size(), &advice);
+  auto refuse = [&](std::string message) {  // a resizing partition is listed: never only a warning
+    Decision d = admission::refuse(Verdict::kReject, reason, std::move(message));
+    fill_numbers(*failing, &d);
+    d.advice = advice;
+    d.gpus_requested = gpus.gpus;
+    return d;
+  };
+  if (target <= 0) return refuse(oom);
+  if (target > limit) return refuse(oom + "; more than this partition's resize limit of " + std::to_string(limit) + " GPUs");
+  if (gpus.types.size() > 1) return refuse(oom + "; a job mixing GPU types is not resized");
+  const ResizePlan plan = plan_resize(job.fields, gpus, target, per_node);
+  if (plan.granted == 0) return refuse(oom + "; one task's GPUs are more than a node of this partition has");
+  if (plan.granted > limit) {  // rounding up to whole nodes or tasks went past the limit
+    return refuse(oom + "; laid out in whole nodes/tasks it needs " + std::to_string(plan.granted) +
+                  " GPUs, more than this partition's resize limit of " + std::to_string(limit));
+  }
+  const int64_t nodes = plan.nodes > 0 ? plan.nodes : std::max<int64_t>(1, job.fields.nodes);
+  for (const std::string& p : parts) {  // a job asking more nodes than its partition has never starts
+    const std::string name = p.empty() ? policy.default_partition : p;
+    const auto most = policy.partition_max_nodes.find(name);
+    if (most != policy.partition_max_nodes.end() && nodes > most->second) {
+      return refuse(oom + "; laid out in whole nodes/tasks it needs " + std::to_string(nodes) + " nodes, more than partition " +
+                    name + " allows a job (" + std::to_string(most->second) + ")");
+    }
+  }
+  if (plan.tasks >= int64_t{UINT32_MAX} - 2 || plan.nodes >= int64_t{UINT32_MAX} - 2) {
+    return refuse(oom + "; the resized task or node count is out of Slurm's range");
+  }
+  std::vector<Evaluation> after;
+  for (const std::string& p : parts) {
+    after.push_back(evaluate(policy, p, job, gpus, plan.granted, *failing->estimator));
+    if (!after.back().fits()) {
+      return refuse(oom + "; the resized job (" + std::to_string(plan.granted) + " GPUs) would not fit either");
+    }
+  }
+  Decision d;
+  fill_numbers(*failing, &d);
+  d.gpus_requested = gpus.gpus;
+  d.verdict = Verdict::kResize;
+  d.resized_to = plan.granted;
+  d.new_tres_per_job = plan.tres_per_job;
+  d.new_tres_per_node = plan.tres_per_node;
+  d.new_tres_per_task = plan.tres_per_task;
+  d.clear_tres_per_socket = plan.clear_tres_per_socket;
+  d.new_nodes = plan.nodes;
+  d.new_tasks = plan.tasks;
+  const Response& first = failing->response;
+  const Response& resized = after.front().response;
+  d.message = "trainfit: resized from " + std::to_string(gpus.gpus) + " to " + std::to_string(plan.granted) + " x " +
+              gpu_label(resized.resolved.config) + (plan.layout.empty() ? "" : " (" + plan.layout + ")") + ": " +
+              (gpus.gpus > 0 ? needs_line(first.resolved.config, first.breakdown) + "; " : "") +
+              format_gib(resized.breakdown.per_gpu_total) + " GiB on " + std::to_string(plan.granted) + "; global batch " +
+              std::to_string(first.global_batch) + " -> " + std::to_string(resized.global_batch) + " sequences" +
+              (plan.tasks_note.empty() ? "" : "; " + plan.tasks_note) + layout_note(job, *failing->rules);
+  d.global_batch = resized.global_batch;
+  d.per_gpu_gb = resized.breakdown.per_gpu_total / kGiB;
+  return d;
+}
+
+}  // namespace
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return "pass";
+    case Verdict::kAccept: return "accept";
+    case Verdict::kWarn: return "warn";
+    case Verdict::kReject: return "reject";
+    case Verdict::kResize: return "resize";
+  }
+  return "?";
+}
+
+const char* to_string(Reason r) {
+  switch (r) {
+    case Reason::kNone: return "";
+    case Reason::kInvalidAnnotation: return "invalid_annotation";
+    case Reason::kGpuRequest: return "gpu_request";
+    case Reason::kTooFewGpus: return "too_few_gpus";
+    case Reason::kAnnotationRequired: return "annotation_required";
+    case Reason::kUnknownGpu: return "unknown_gpu";
+    case Reason::kInternal: return "internal";
+  }
+  return "?";
+}
+
+std::string spell_changes(const std::vector<Change>& changes, Face face) {
+  std::string out, spec;
+  for (const Change& change : changes) {
+    std::string key = spell_key(change.field, face);
+    if (change.field == "num_gpus") key = "--gpus";
+    if (face == Face::kOptions && key.rfind("--llm-spec=", 0) == 0) {
+      spec += (spec.empty() ? "" : ",") + change.field + "=" + change.value;
+      continue;
+    }
+    out += (out.empty() ? "" : " ") + key + "=" + change.value;
+  }
+  if (!spec.empty()) out += (out.empty() ? "" : " ") + std::string("--llm-spec=") + spec;
+  return out;
+}
+
+std::string oom_message(const Response& r, Face face) {
+  return "trainfit: " + oom_body(r, cheapest_in(r.advice, r.resolved.config.num_gpus), face);
+}
+
+std::optional<Advice> cheapest_in(const std::vector<Advice>& advice, int64_t gpus) {
+  for (const Advice& a : advice) {
+    if (a.fits && a.field() != "num_gpus" && a.num_gpus == gpus) return a;
+  }
+  return std::nullopt;
+}
+
+const Estimator& local_estimator() {
+  static const LocalEstimator local;
+  return local;
+}
+
+Decision decide(const Policy& policy, const Job& job, const Estimator& estimator) {
+  const std::vector<std::string> parts = partitions_of(job.partition);
+  if (parts.size() > kMaxJobPartitions) {
+    return refuse(Verdict::kReject, Reason::kInvalidAnnotation,
+                  "trainfit: the job names " + std::to_string(parts.size()) + " distinct partitions; accepted: at most " +
+                      std::to_string(kMaxJobPartitions));
+  }
+  bool all_exempt = true, requires = false;
+  std::string requiring;
+  for (const std::string& p : parts) {
+    const PartitionPolicy& rules = policy.for_partition(p);
+    all_exempt &= exempt(rules, job);
+    if (rules.require_annotation && !requires) requires = true, requiring = p.empty() ? "(default)" : p;
+  }
+  if (all_exempt) {
+    Decision d;
+    d.exempt = true;
+    return d;
+  }
+  Result<GpuTotal> gpus = total_gpus(job.fields);
+  if (!gpus) {
+    if (!job.annotation.found && !requires) return Decision{};
+    return refuse(Verdict::kReject, Reason::kGpuRequest, "trainfit: " + gpus.error().message);
+  }
+  // A whole-node job that names no GPUs still holds every GPU of its nodes.
+  const bool whole = gpus->gpus == 0 && !gpus->gpu_shares && holds_whole_nodes(policy, parts, job);
+  if (whole) {
+    gpus->untyped = true;
+    gpus->source = "whole nodes";
+    gpus->gpus = whole_node_gpus(policy.for_partition(parts.front()), job.fields);
+    gpus->written = job.fields.whole_nodes ? "--exclusive" : "OverSubscribe=EXCLUSIVE";
+  }
+  if (!job.annotation.found) {
+    if (!requires || (gpus->gpus == 0 && !gpus->gpu_shares)) return Decision{};  // a CPU job is not an LLM training job
+    if (job.het_component > 0) return Decision{};  // a later component of a job the first one annotates
+    return refuse(Verdict::kReject, Reason::kAnnotationRequired,
+                  "trainfit: partition " + requiring + " requires an LLM training annotation for GPU jobs" +
+                      (whole ? " (" + gpus->written + ": the job holds its nodes' " + std::to_string(gpus->gpus) + " GPUs)"
+                             : std::string()) +
+                      ": add --llm-model=NAME (and --llm-seq, --llm-zero, ...) or --comment=\"trainfit: model=NAME "
+                      "seq=N\"");
+  }
+  if (job.annotation_error) {
+    Decision d = refuse(refusal(policy, parts), Reason::kInvalidAnnotation, "trainfit: invalid annotation: " + job.annotation_error->message);
+    d.gpus_requested = gpus->gpus;
+    return d;
+  }
+  std::vector<Evaluation> now;
+  now.reserve(parts.size());
+  for (const std::string& p : parts) {
+    const int64_t held = whole ? whole_node_gpus(policy.for_partition(p), job.fields) : gpus->gpus;
+    now.push_back(evaluate(policy, p, job, gpus.value(), held, estimator));
+  }
+  for (const Evaluation& e : now) {
+    if (!e.error) continue;
+    const std::string what = e.reason == Reason::kInvalidAnnotation ? "invalid annotation: "
+                             : e.reason == Reason::kGpuRequest      ? "the GPU request does not suit the annotation: "
+                                                                    : "";
+    Decision d = refuse(refusal(policy, parts), e.reason, "trainfit: " + where(e, parts.size()) + what + e.error->message);
+    d.gpus_requested = gpus->gpus;
+    return d;
+  }
+  const bool all_fit = std::all_of(now.begin(), now.end(), [](const Evaluation& e) { return e.fits(); });
+  if (all_fit) {
+    // The tightest partition's numbers (highest share of HBM used).
+    const Evaluation* tightest = &now.front();
+    for (const Evaluation& e : now) {
+      const Breakdown& b = e.response.breakdown;
+      if (b.per_gpu_total / b.capacity > tightest->response.breakdown.per_gpu_total / tightest->response.breakdown.capacity) {
+        tightest = &e;
+      }
+    }
+    Decision d;
+    fill_numbers(*tightest, &d);
+    d.gpus_requested = gpus->gpus;
+    d.verdict = Verdict::kAccept;
+    if (job.annotation.check) {
+      const Response& r = tightest->response;
+      d.message = "trainfit: fits: " + needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" +
+                  min_text(r.min_gpus.gpus) + layout_note(job, *tightest->rules);
+    }
+    return d;
+  }
+  bool resize = false, reject = false;
+  for (const Evaluation& e : now) {
+    if (e.fits()) continue;
+    // Not resized: whole nodes (nothing to resize), a hetjob component (the job's total is not
+    // in view, so a resize could take it past resize_max_gpus).
+    resize |= e.rules->action == Action::kResize && !job.step && !whole && job.het_component < 0;
+    reject |= e.rules->action != Action::kWarn;
+  }
+  if (resize) return try_resize(policy, job, gpus.value(), now, parts);
+  const Evaluation& failing = *std::find_if(now.begin(), now.end(), [](const Evaluation& e) { return !e.fits(); });
+  std::vector<Change> advice;
+  Decision d = refuse(reject ? Verdict::kReject : Verdict::kWarn,
+                      gpus->gpus == 0 ? Reason::kGpuRequest : Reason::kTooFewGpus,
+                      oom_text(failing, job, gpus.value(), parts.size(), &advice));
+  fill_numbers(failing, &d);
+  d.advice = std::move(advice);
+  d.gpus_requested = gpus->gpus;
+  return d;
+}
+
+}  // namespace trainfit::admission

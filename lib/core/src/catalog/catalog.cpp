@@ -1,0 +1,197 @@
+// Model and GPU catalogs, parsed once from the JSON compiled in from conf/; site catalogs
+// (catalog_site.cpp) replace them whole through install_catalogs().
+#include "trainfit/catalog.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "catalog_data.h"
+#include "catalog_entries.h"
+#include "trainfit/util/text.h"
+
+namespace trainfit {
+namespace {
+
+using nlohmann::json;
+
+std::vector<ModelPreset> load_models() {
+  std::vector<ModelPreset> out;
+  try {
+    const json doc = json::parse(catalog_data::kModelsJson);
+    for (const json& m : doc.at("models")) out.push_back(catalog_entries::model_from(m));
+  } catch (...) {
+    out.clear();  // a broken catalog is caught by the catalog tests, never thrown
+  }
+  return out;
+}
+
+std::vector<GpuSpec> load_gpus() {
+  std::vector<GpuSpec> out;
+  try {
+    const json doc = json::parse(catalog_data::kGpusJson);
+    for (const json& g : doc.at("gpus")) out.push_back(catalog_entries::gpu_from(g));
+  } catch (...) {
+    out.clear();
+  }
+  return out;
+}
+
+template <typename Entry>
+Result<const Entry*> find_in(const std::vector<Entry>& catalog, const std::string& name,
+                             const char* field, const char* listing_command) {
+  const std::string wanted = lower(trim(name));
+  std::vector<std::string> candidates;
+  for (const Entry& entry : catalog) {
+    if (lower(entry.name) == wanted) return &entry;
+    for (const std::string& alias : entry.aliases) {
+      if (lower(alias) == wanted) return &entry;
+    }
+    candidates.push_back(entry.name);
+  }
+  const std::string hint = did_you_mean(wanted, candidates);
+  return make_error(ErrorCode::kUnknownName, field,
+                    std::string(field) + "='" + name + "' is not in the catalog" +
+                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; see '" +
+                        listing_command + "'");
+}
+
+using catalog_entries::gpu_key;
+
+// One catalog as lookups see it: immutable once built. Every accepted GPU spelling's key
+// -> its entry (the first entry wins a clash; the catalog tests and the site-catalog
+// validation keep them apart).
+struct Installed {
+  std::vector<ModelPreset> models;
+  std::vector<GpuSpec> gpus;
+  std::unordered_map<std::string, const GpuSpec*> gpu_index;
+};
+
+std::unique_ptr<Installed> make_installed(std::vector<ModelPreset> models, std::vector<GpuSpec> gpus) {
+  auto out = std::make_unique<Installed>();
+  out->models = std::move(models);
+  out->gpus = std::move(gpus);
+  for (const GpuSpec& gpu : out->gpus) {
+    for (const std::string& spelling : gpu_spellings(gpu)) out->gpu_index.emplace(gpu_key(spelling), &gpu);
+  }
+  return out;
+}
+
+const Installed& builtin() {
+  static const std::unique_ptr<Installed> catalogs = make_installed(load_models(), load_gpus());
+  return *catalogs;
+}
+
+// The site catalog in use (nullptr: the built-in one). Replaced catalogs are kept, never
+// freed: a thread in the middle of a lookup or holding a GpuSpec* keeps a valid object.
+// They are replaced only when a site file changes, so what is kept stays small.
+std::atomic<const Installed*> g_installed{nullptr};
+std::mutex g_installed_mutex;
+std::vector<std::unique_ptr<Installed>>& kept() {
+  static std::vector<std::unique_ptr<Installed>> all;
+  return all;
+}
+
+const Installed& current() {
+  const Installed* site = g_installed.load(std::memory_order_acquire);
+  return site != nullptr ? *site : builtin();
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+const std::vector<ModelPreset>& catalog_entries::builtin_models() { return builtin().models; }
+const std::vector<GpuSpec>& catalog_entries::builtin_gpus() { return builtin().gpus; }
+
+const std::vector<ModelPreset>& model_catalog() { return current().models; }
+
+const std::vector<GpuSpec>& gpu_catalog() { return current().gpus; }
+
+bool install_catalogs(const CatalogSet& set) {
+  if (!set.problems.empty() || set.models.empty() || set.gpus.empty()) return false;
+  std::unique_ptr<Installed> next = make_installed(set.models, set.gpus);
+  std::lock_guard<std::mutex> lock(g_installed_mutex);
+  g_installed.store(next.get(), std::memory_order_release);
+  kept().push_back(std::move(next));
+  return true;
+}
+
+void install_builtin_catalogs() {
+  std::lock_guard<std::mutex> lock(g_installed_mutex);
+  g_installed.store(nullptr, std::memory_order_release);
+}
+
+Result<const ModelPreset*> find_model(const std::string& name) {
+  return find_in(model_catalog(), name, "model", "trainfit models");
+}
+
+const GpuSpec* gpu_in_catalog(const std::string& name) {
+  const auto& index = current().gpu_index;
+  const auto found = index.find(gpu_key(name));
+  return found == index.end() ? nullptr : found->second;
+}
+
+Result<const GpuSpec*> find_gpu(const std::string& name) {
+  if (const GpuSpec* gpu = gpu_in_catalog(name)) return gpu;
+  return find_in(gpu_catalog(), name, "gpu", "trainfit gpus");  // the "did you mean" error
+}
+
+std::string slurm_gres_type_name(const std::string& device_name) {
+  std::string out = device_name;
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c == ' ') c = '_';
+  }
+  return out;
+}
+
+std::vector<std::string> gpu_spellings(const GpuSpec& gpu) {
+  std::vector<std::string> out;
+  const auto add = [&out](const std::string& spelling) {
+    if (!spelling.empty() && std::find(out.begin(), out.end(), spelling) == out.end()) {
+      out.push_back(spelling);
+    }
+  };
+  add(gpu.name);
+  for (const std::string& alias : gpu.aliases) add(alias);
+  for (const std::string& device : gpu.device_names) add(device);
+  for (const std::string& device : gpu.device_names) add(slurm_gres_type_name(device));
+  return out;
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  if (word.size() > 64) return "";  // no name is that long; edit distances would cost O(size)
+  const std::string w = lower(word);
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, w.size() / 3) + 1;
+  for (const std::string& candidate : candidates) {
+    const std::string c = lower(candidate);
+    size_t d = edit_distance(w, c);
+    // A prefix ("llama3" for "llama3-8b") is a strong hint too.
+    if (c.rfind(w, 0) == 0 && w.size() >= 3) d = std::min(d, size_t{1});
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+}  // namespace trainfit

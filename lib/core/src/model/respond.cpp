@@ -1,0 +1,74 @@
+// Request -> the full response: estimate, min_gpus_to_fit, profiles, advice, verdict.
+#include <cstdio>
+
+#include "trainfit/util/text.h"
+#include "trainfit/catalog.h"
+#include "trainfit/estimate.h"
+
+namespace trainfit {
+
+Response respond(const Resolved& resolved, ResponseOptions options) {
+  Response r;
+  r.resolved = resolved;
+  const Config& c = resolved.config;
+  r.breakdown = estimate(c);
+  r.min_gpus = min_gpus_to_fit(c, r.breakdown);
+  r.global_batch = c.micro_batch * c.num_microbatches * c.data_parallel();
+  if (options.profiles) {
+    r.mem_vs_gpus = sweep_gpus(c);
+    r.mem_vs_seq = sweep_seq(c);
+  }
+  if (options.advice) r.advice = advise(c, r.breakdown, r.min_gpus);
+  return r;
+}
+
+Result<Response> respond(const Request& request, ResponseOptions options) {
+  try {
+    Result<Resolved> resolved = resolve(request);
+    if (!resolved) return resolved.error();
+    return respond(resolved.value(), options);
+  } catch (const std::exception& e) {  // e.g. bad_alloc: reported, never thrown across the API
+    return make_error(ErrorCode::kInternal, "", std::string("internal error: ") + e.what());
+  }
+}
+
+std::string gpu_label(const Config& c) {
+  std::string gpu = c.gpu_name;
+  if (gpu_in_catalog(gpu) != nullptr) {
+    for (char& ch : gpu) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  return gpu;
+}
+
+namespace {
+
+// The prediction up to "GiB usable", the parenthesis left open for what follows.
+std::string needs_open(const Config& c, const Breakdown& b) {
+  return (c.model_name.empty() ? std::string("model") : c.model_name) + " at seq " + std::to_string(c.seq_length) +
+         " needs " + format_gib(b.per_gpu_total) + " GiB per GPU on " + std::to_string(c.num_gpus) + " x " +
+         gpu_label(c) + " (" + format_gib(b.capacity) + " GiB usable";
+}
+
+}  // namespace
+
+std::string needs_line(const Config& c, const Breakdown& b) { return needs_open(c, b) + ")"; }
+
+std::string verdict(const Response& r, ChangeSpeller spell) {
+  const Config& c = r.resolved.config;
+  const Breakdown& b = r.breakdown;
+  const std::string what = needs_open(c, b);
+  char percent[16];
+  std::snprintf(percent, sizeof percent, "%.0f%%", 100.0 * b.per_gpu_total / b.capacity);
+  if (b.fits) return "FITS: " + what + ", " + percent + ")";
+  std::string line = "OOM: " + what + "); min_gpus_to_fit=" +
+                     (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : std::string("none"));
+  for (const Advice& a : r.advice) {
+    if (a.fits && a.field() != "num_gpus" && a.num_gpus == c.num_gpus) {
+      line += " (or: " + spell(a.changes) + " fits on " + std::to_string(c.num_gpus) + ")";
+      break;
+    }
+  }
+  return line;
+}
+
+}  // namespace trainfit

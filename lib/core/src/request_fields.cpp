@@ -1,0 +1,279 @@
+// The request field table and text -> field conversion, shared by the JSON
+// parser, the CLI flags and the Slurm annotations (key=value).
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+#include <type_traits>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "trainfit/util/text.h"
+#include "trainfit/catalog.h"
+#include "trainfit/config.h"
+#include "trainfit/request.h"
+
+namespace trainfit {
+namespace {
+
+using Member = std::variant<std::optional<int64_t> Request::*, std::optional<double> Request::*,
+                            std::optional<bool> Request::*, std::optional<std::string> Request::*>;
+
+struct Row {
+  FieldSpec spec;
+  Member member;
+};
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table = {
+      // seed
+      {{"model_params_b", "params-b", FieldKind::kNumber, "number > 0 (billions)", "total parameters, in billions (overrides the geometry's count)"}, &Request::model_params_b},
+      {{"num_gpus", "gpus", FieldKind::kInt, "integer >= 1", "GPUs in the job"}, &Request::num_gpus},
+      {{"gpu_memory_gb", "gpu-memory-gb", FieldKind::kNumber, "number > 0 (GiB)", "usable HBM per GPU in GiB (overrides --gpu)"}, &Request::gpu_memory_gb},
+      {{"micro_batch", "micro-batch", FieldKind::kInt, "integer >= 1", "sequences per micro-batch per data-parallel rank"}, &Request::micro_batch},
+      {{"seq_length", "seq", FieldKind::kInt, "integer >= 1", "tokens per sequence"}, &Request::seq_length},
+      {{"num_layers", "layers", FieldKind::kInt, "integer >= 1", "transformer layers"}, &Request::num_layers},
+      {{"hidden_dim", "hidden", FieldKind::kInt, "integer >= 1", "hidden size"}, &Request::hidden_dim},
+      {{"precision_bits", "precision-bits", FieldKind::kInt, "8|16|32", "seed precision: 16 = 16-bit weights+grads with fp32 master (fp16-amp), 32 = fp32, 8 = fp8"}, &Request::precision_bits},
+      {{"zero_stage", "zero", FieldKind::kInt, "0|1|2|3", "ZeRO stage"}, &Request::zero_stage},
+      {{"grad_ckpt", "grad-ckpt", FieldKind::kInt, "0|1", "activation checkpointing (1 = full recompute)"}, &Request::grad_ckpt},
+      // geometry
+      {{"model", "model", FieldKind::kString, "a catalog name (trainfit models)", "model preset; fills the geometry"}, &Request::model},
+      {{"num_heads", "heads", FieldKind::kInt, "integer >= 1 dividing hidden_dim", "attention heads"}, &Request::num_heads},
+      {{"num_kv_heads", "kv-heads", FieldKind::kInt, "integer >= 1 dividing num_heads", "key/value heads (GQA)"}, &Request::num_kv_heads},
+      {{"ffn_hidden", "ffn", FieldKind::kInt, "integer >= 1", "MLP intermediate size"}, &Request::ffn_hidden},
+      {{"vocab_size", "vocab", FieldKind::kInt, "integer >= 1", "vocabulary size"}, &Request::vocab_size},
+      {{"tied_embeddings", "tied-embeddings", FieldKind::kBool, "true|false", "input embedding shared with the LM head"}, &Request::tied_embeddings},
+      {{"mlp", "mlp", FieldKind::kString, "swiglu|gelu", "MLP type"}, &Request::mlp},
+      {{"norm", "norm", FieldKind::kString, "rmsnorm|layernorm", "normalization layer"}, &Request::norm},
+      {{"dropout", "dropout", FieldKind::kBool, "true|false", "dropout masks saved for backward (GPT/Megatron style)"}, &Request::dropout},
+      {{"bias", "bias", FieldKind::kString, "none|qkv|all", "linear-layer biases (qkv: Qwen2; all: GPT)"}, &Request::bias},
+      {{"learned_positions", "learned-positions", FieldKind::kInt, "integer >= 0", "rows of a learned position table (GPT; 0 = RoPE)"}, &Request::learned_positions},
+      {{"num_experts", "experts", FieldKind::kInt, "integer >= 0", "MoE routed experts (0 = dense)"}, &Request::num_experts},
+      {{"experts_per_token", "experts-per-token", FieldKind::kInt, "integer >= 1 and <= num_experts", "MoE top-k"}, &Request::experts_per_token},
+      {{"moe_ffn_hidden", "moe-ffn", FieldKind::kInt, "integer >= 1", "expert MLP intermediate size"}, &Request::moe_ffn_hidden},
+      {{"head_dim", "head-dim", FieldKind::kInt, "integer >= 1", "attention head size when not hidden_dim/num_heads"}, &Request::head_dim},
+      {{"qk_norm", "qk-norm", FieldKind::kBool, "true|false", "RMSNorm on queries and keys (Qwen3, Gemma 3)"}, &Request::qk_norm},
+      {{"sandwich_norm", "sandwich-norm", FieldKind::kBool, "true|false", "extra norms after attention and MLP (Gemma 2/3)"}, &Request::sandwich_norm},
+      // the framework whose words the request uses
+      {{"framework", "framework", FieldKind::kString, "generic|hf|deepspeed|torchtune|torchtitan|megatron|litgpt|custom", "training framework: its words (precision, recompute) mean what they mean there, and its defaults fill the rest"}, &Request::framework},
+      {{"framework_version", "framework-version", FieldKind::kString, "a release number, e.g. 4.45 or 5.2 (hf: transformers)", "the framework release whose conventions apply (default: the newest modelled)"}, &Request::framework_version},
+      // numerics
+      {{"precision", "precision", FieldKind::kString, "fp32|bf16|bf16-amp|fp16-amp|fp8, or the framework's word (bf16-mixed, bf16-true, fp16)", "numerics regime"}, &Request::precision},
+      {{"optimizer", "optimizer", FieldKind::kString, "adamw|adamw-8bit|sgd|adafactor|lion", "optimizer"}, &Request::optimizer},
+      {{"optimizer_impl", "optimizer-impl", FieldKind::kString, "foreach|fused|loop", "optimizer implementation: foreach (PyTorch's CUDA default), fused, or the single-tensor loop (CPU default)"}, &Request::optimizer_impl},
+      {{"fp32_grads", "fp32-grads", FieldKind::kBool, "true|false", "fp32 gradient buffers (Megatron main_grad / DeepSpeed): 18 B/param AMP Adam"}, &Request::fp32_grads},
+      // activations
+      {{"recompute", "recompute", FieldKind::kString, "none|selective|full|op", "activation recomputation (selective: Megatron's core attention; op: torchtitan's op-level policy)"}, &Request::recompute},
+      {{"recompute_every", "recompute-every", FieldKind::kInt, "integer >= 1", "checkpoint one layer in N (torchtitan selective N, torchtune ac_option)"}, &Request::recompute_every},
+      {{"compile", "compile", FieldKind::kBool, "true|false", "torch.compile of the layers (fuses elementwise chains)"}, &Request::compile},
+      {{"compile_loss", "compile-loss", FieldKind::kBool, "true|false", "the loss compiled with the layers (a fused cross-entropy); default: as compile (torchtitan's [compile] components; before that section, [training] compile left the loss eager)"}, &Request::compile_loss},
+      {{"attention", "attention", FieldKind::kString, "eager|flash", "attention kernel"}, &Request::attention},
+      {{"ops", "ops", FieldKind::kString, "eager|fused", "layer implementation: eager PyTorch modules (HF transformers) or fused kernels (Megatron, Transformer Engine)"}, &Request::ops},
+      {{"logits_fp32", "logits-fp32", FieldKind::kBool, "true|false", "logits upcast to fp32 for the loss"}, &Request::logits_fp32},
+      {{"loss", "loss", FieldKind::kString, "standard|chunked|fused", "cross-entropy implementation"}, &Request::loss},
+      {{"held_logits", "held-logits", FieldKind::kBool, "true|false", "the logits stay referenced through backward (a loop that keeps the model output)"}, &Request::held_logits},
+      {{"logits_upcast", "logits-upcast", FieldKind::kString, "loss|forward", "where the logits are upcast to fp32: in the loss (both copies alive) or in the model's forward (the 16-bit logits freed at once)"}, &Request::logits_upcast},
+      {{"logits_shift_copy", "logits-shift-copy", FieldKind::kBool, "true|false", "the loss copies the shifted logits (HF before 4.49)"}, &Request::logits_shift_copy},
+      {{"ddp_full_buckets", "ddp-full-buckets", FieldKind::kBool, "true|false", "PyTorch DDP: gradient buckets as large as the gradients, kept through the step"}, &Request::ddp_full_buckets},
+      // parameter-efficient fine-tuning
+      {{"adapter", "adapter", FieldKind::kString, "none|lora|qlora", "train low-rank adapters on a frozen base (qlora: 4-bit NF4 base)"}, &Request::adapter},
+      {{"lora_rank", "lora-rank", FieldKind::kInt, "integer >= 1", "LoRA rank r"}, &Request::lora_rank},
+      {{"lora_targets", "lora-targets", FieldKind::kString, "qv|attention|all-linear, or modules joined by ',' or '+': q,k,v,o,gate,up,down,qkv,embedding,lm_head (PEFT names too: q_proj, c_attn, embed_tokens)", "layers given adapters"}, &Request::lora_targets},
+      {{"base_dtype", "base-dtype", FieldKind::kString, "fp32|bf16|fp16|nf4|gptq|awq", "the frozen base as loaded (torch_dtype, or a 4-bit quantization)"}, &Request::base_dtype},
+      {{"lora_dtype", "lora-dtype", FieldKind::kString, "fp32|bf16|fp16", "the adapters' dtype (PEFT: fp32 unless autocast_adapter_dtype=False)"}, &Request::lora_dtype},
+      {{"dora", "dora", FieldKind::kBool, "true|false", "DoRA (PEFT use_dora): a magnitude vector per target, each target's base output saved"}, &Request::dora},
+      {{"modules_to_save", "modules-to-save", FieldKind::kString, "embedding, lm_head or both (',' or '+')", "modules trained in full beside the adapters (PEFT modules_to_save)"}, &Request::modules_to_save},
+      {{"nf4_kernel", "nf4-kernel", FieldKind::kString, "bitsandbytes|torchao", "who runs an NF4 base's matmuls: bitsandbytes' MatMul4Bit saves each linear's input for backward, torchao's LinearNF4 (torchtune) only the weight; default torchao under torchtune, else bitsandbytes"}, &Request::nf4_kernel},
+      {{"kbit_fp32_rest", "kbit-fp32-rest", FieldKind::kBool, "true|false", "QLoRA: the parameters left unquantized (embeddings, norms, LM head) cast to fp32, as PEFT's prepare_model_for_kbit_training does; the residual stream is then fp32 (default: hf without FSDP)"}, &Request::kbit_fp32_rest},
+      {{"lora_dropout", "lora-dropout", FieldKind::kNumber, "number from 0 to 1", "dropout on the adapters' input: each target then saves its own mask and input"}, &Request::lora_dropout},
+      // parallelism
+      {{"tensor_parallel", "tp", FieldKind::kInt, "integer >= 1 dividing num_heads", "tensor-parallel size"}, &Request::tensor_parallel},
+      {{"pipeline_parallel", "pp", FieldKind::kInt, "integer >= 1 and <= num_layers", "pipeline-parallel size"}, &Request::pipeline_parallel},
+      {{"virtual_pipeline", "vpp", FieldKind::kInt, "integer >= 1", "interleaved pipeline chunks per stage"}, &Request::virtual_pipeline},
+      {{"sequence_parallel", "sp", FieldKind::kBool, "true|false", "Megatron sequence parallelism (with TP)"}, &Request::sequence_parallel},
+      {{"context_parallel", "cp", FieldKind::kInt, "integer >= 1 dividing seq_length", "context-parallel size"}, &Request::context_parallel},
+      {{"expert_parallel", "ep", FieldKind::kInt, "integer >= 1 dividing num_experts", "expert-parallel size"}, &Request::expert_parallel},
+      {{"num_microbatches", "microbatches", FieldKind::kInt, "integer >= 1", "micro-batches per step (gradient accumulation / pipeline)"}, &Request::num_microbatches},
+      {{"report_stage", "report-stage", FieldKind::kString, "critical|first|last", "pipeline stage breakdown.measures describe (Megatron logs the last rank's; the fit uses the critical one)"}, &Request::report_stage},
+      {{"sharding", "sharding", FieldKind::kString, "zero|fsdp-full|fsdp-grad-op|fsdp-hybrid|zero-redundancy", "sharding implementation"}, &Request::sharding},
+      {{"fsdp_version", "fsdp-version", FieldKind::kInt, "1|2", "FSDP1 (FullyShardedDataParallel: the root unit stays gathered) or FSDP2 (fully_shard); default by framework"}, &Request::fsdp_version},
+      {{"fsdp_mixed_precision", "fsdp-mixed-precision", FieldKind::kBool, "true|false", "FSDP gathers parameters in 16-bit (MixedPrecision param_dtype=bf16); false: in their stored dtype"}, &Request::fsdp_mixed_precision},
+      {{"gpus_per_node", "gpus-per-node", FieldKind::kInt, "integer >= 1", "GPUs per node (min_gpus_to_fit uses whole nodes beyond one)"}, &Request::gpus_per_node},
+      // hardware
+      {{"gpu", "gpu", FieldKind::kString, "a catalog name (trainfit gpus)", "GPU type; sets the capacity"}, &Request::gpu},
+      {{"offload_optimizer", "offload-optimizer", FieldKind::kBool, "true|false", "optimizer states and master weights in host RAM"}, &Request::offload_optimizer},
+      {{"offload_params", "offload-params", FieldKind::kBool, "true|false", "parameters in host RAM (ZeRO-3/FSDP only)"}, &Request::offload_params},
+      {{"runtime_overhead", "runtime-overhead", FieldKind::kBool, "true|false", "count CUDA context, NCCL buffers and allocator reserve"}, &Request::runtime_overhead},
+      {{"rising_lengths", "rising-lengths", FieldKind::kInt, "integer >= 1", "steps whose lengths rise through N evenly spaced values up to seq_length (a length curriculum): the allocator reserve grows"}, &Request::rising_lengths},
+  };
+  return table;
+}
+
+// By JSON name or CLI flag; indexed once (annotations look fields up for every job).
+const Row* find_row(const std::string& key) {
+  static const std::unordered_map<std::string, const Row*> index = [] {
+    std::unordered_map<std::string, const Row*> out;
+    for (const Row& row : rows()) {
+      out.emplace(row.spec.name, &row);
+      out.emplace(row.spec.flag, &row);  // the first row that has a key keeps it, as a linear search would
+    }
+    return out;
+  }();
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
+const std::vector<FieldSpec>& request_fields() {
+  static const std::vector<FieldSpec> specs = [] {
+    std::vector<FieldSpec> out;
+    for (const Row& row : rows()) out.push_back(row.spec);
+    return out;
+  }();
+  return specs;
+}
+
+const FieldSpec* find_field(const std::string& name_or_flag) {
+  const Row* row = find_row(name_or_flag);
+  return row ? &row->spec : nullptr;
+}
+
+Error unknown_field_error(const std::string& key) {
+  std::vector<std::string> names;
+  std::string list;
+  for (const Row& row : rows()) {
+    names.push_back(row.spec.name);
+    list += list.empty() ? "" : ", ";
+    list += row.spec.name;
+  }
+  std::string hint = did_you_mean(key, names);
+  return make_error(ErrorCode::kUnknownField, quoted_excerpt(key),
+                    "unknown field '" + quoted_excerpt(key) + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                        "; known fields: " + list);
+}
+
+Result<bool> set_field_from_text(Request& request, const std::string& key, const std::string& raw) {
+  const Row* row = find_row(key);
+  if (row == nullptr) return unknown_field_error(key);
+  const FieldSpec& spec = row->spec;
+  const std::string text = trim(raw);
+  auto bad = [&](const std::string& accepted) {
+    return make_error(ErrorCode::kInvalidValue, spec.name,
+                      std::string(spec.name) + "='" + quoted_excerpt(text) + "' is not valid; accepted: " + accepted);
+  };
+  switch (spec.kind) {
+    case FieldKind::kInt: {
+      int64_t value = 0;
+      if (!parse_int(text, &value)) return bad(spec.accepted);
+      request.*std::get<std::optional<int64_t> Request::*>(row->member) = value;
+      return true;
+    }
+    case FieldKind::kNumber: {
+      double value = 0;
+      if (!parse_number(text, &value)) return bad(spec.accepted);
+      request.*std::get<std::optional<double> Request::*>(row->member) = value;
+      return true;
+    }
+    case FieldKind::kBool: {
+      bool value = false;
+      if (!parse_bool(text, &value)) return bad(spec.accepted);
+      request.*std::get<std::optional<bool> Request::*>(row->member) = value;
+      return true;
+    }
+    case FieldKind::kString:
+      if (text.empty()) return bad(spec.accepted);
+      if (text.size() > kMaxStringFieldBytes) {
+        return bad("at most " + std::to_string(kMaxStringFieldBytes) + " bytes (" + spec.accepted + ")");
+      }
+      request.*std::get<std::optional<std::string> Request::*>(row->member) = text;
+      return true;
+  }
+  return bad(spec.accepted);
+}
+
+bool field_is_set(const Request& request, const std::string& key) {
+  const Row* row = find_row(key);
+  if (row == nullptr) return false;
+  return std::visit([&](auto member) { return (request.*member).has_value(); }, row->member);
+}
+
+std::vector<std::pair<std::string, FieldValue>> set_fields(const Request& request) {
+  std::vector<std::pair<std::string, FieldValue>> out;
+  for (const Row& row : rows()) {
+    std::visit(
+        [&](auto member) {
+          if (const auto& field = request.*member) out.emplace_back(row.spec.name, FieldValue(*field));
+        },
+        row.member);
+  }
+  return out;
+}
+
+std::string to_key_values(const Request& request, char separator) {
+  std::string out;
+  for (const Row& row : rows()) {
+    std::string value;
+    std::visit(
+        [&](auto member) {
+          const auto& field = request.*member;
+          if (!field) return;
+          using T = std::decay_t<decltype(*field)>;
+          if constexpr (std::is_same_v<T, std::string>) value = *field;
+          else if constexpr (std::is_same_v<T, bool>) value = *field ? "true" : "false";
+          else if constexpr (std::is_same_v<T, double>) {
+            char buffer[32];
+            std::snprintf(buffer, sizeof buffer, "%g", *field);
+            value = buffer;
+          } else value = std::to_string(*field);
+        },
+        row.member);
+    if (value.empty()) continue;
+    out += (out.empty() ? "" : std::string(1, separator)) + row.spec.name + "=" + value;
+  }
+  return out;
+}
+
+void set_geometry(Request& request, const Geometry& g) {
+  request.num_layers = g.layers;
+  request.hidden_dim = g.hidden;
+  request.num_heads = g.heads;
+  request.num_kv_heads = g.kv_heads;
+  request.ffn_hidden = g.ffn;
+  request.vocab_size = g.vocab;
+  request.tied_embeddings = g.tied;
+  request.mlp = to_string(g.mlp);
+  request.norm = to_string(g.norm);
+  request.bias = g.bias == Bias::kAll ? "all" : g.bias == Bias::kQkv ? "qkv" : "none";
+  request.learned_positions = g.learned_positions;
+  request.dropout = g.dropout;
+  request.num_experts = g.experts;
+  if (g.head_dim > 0) request.head_dim = g.head_dim;
+  if (g.qk_norm) request.qk_norm = true;
+  if (g.sandwich_norm) request.sandwich_norm = true;
+  if (g.experts > 0) {
+    request.experts_per_token = g.top_k;
+    request.moe_ffn_hidden = g.moe_ffn;
+  }
+}
+
+Result<bool> apply_key_values(Request& request, const std::string& spec, char separator) {
+  for (const std::string& item : split(spec, separator)) {
+    const std::string entry = trim(item);
+    if (entry.empty()) continue;
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos) {
+      return make_error(ErrorCode::kMalformed, entry,
+                        "'" + entry + "' is not key=value; expected e.g. seq_length=8192");
+    }
+    Result<bool> set = set_field_from_text(request, trim(entry.substr(0, eq)), entry.substr(eq + 1));
+    if (!set) return set.error();
+  }
+  return true;
+}
+
+}  // namespace trainfit

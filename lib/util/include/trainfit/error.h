@@ -1,0 +1,73 @@
+// One error type for every face of trainfit: the CLI maps it to exit code 2,
+// the Slurm plugin to err_msg, the HTTP service to a 400 JSON body.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "trainfit/export.h"
+
+namespace trainfit {
+
+enum class ErrorCode {
+  kInvalidValue,   // a field holds a value outside what is accepted
+  kUnknownField,   // a request names a field trainfit does not know
+  kUnknownName,    // a model or GPU name not in the catalog
+  kMalformed,      // text that is not valid JSON / key=value
+  kInconsistent,   // fields that contradict each other
+  kMissing,        // a required field is absent
+  kUnavailable,    // a resource that may come back by itself (EMFILE, ENOMEM, EAGAIN): try again
+  kInternal,       // a bug: reported, never thrown
+};
+
+TRAINFIT_API const char* error_code_name(ErrorCode code);
+
+struct Error {
+  ErrorCode code = ErrorCode::kInternal;
+  std::string field;    // request field the error is about ("" if none)
+  std::string message;  // one line: names the field, the value and what is accepted
+};
+
+// A value or an Error; no exceptions cross trainfit's API.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error error) : error_(std::move(error)) {}  // NOLINT
+
+  bool ok() const { return value_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  // Asking an error for its value is a bug: debug builds abort, saying which error it was.
+  const T& value() const& { return (expect_value(), *value_); }
+  T& value() & { return (expect_value(), *value_); }
+  T&& value() && { return (expect_value(), std::move(*value_)); }
+  const T* operator->() const { return (expect_value(), &*value_); }
+  T* operator->() { return (expect_value(), &*value_); }
+  const T& operator*() const { return (expect_value(), *value_); }
+  const Error& error() const { return error_; }
+
+ private:
+  void expect_value() const {
+#ifndef NDEBUG
+    if (!value_) {
+      std::fprintf(stderr, "trainfit: Result::value() called on an error: %s\n", error_.message.c_str());
+      std::abort();
+    }
+#endif
+  }
+  std::optional<T> value_;
+  Error error_;
+};
+
+// An error quotes at most this many bytes of a value (quoted_excerpt, util/text.h), so a
+// huge value still makes a one-line message.
+constexpr size_t kMaxQuotedBytes = 64;
+
+inline Error make_error(ErrorCode code, std::string field, std::string message) {
+  return Error{code, std::move(field), std::move(message)};
+}
+
+}  // namespace trainfit

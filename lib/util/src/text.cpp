@@ -1,0 +1,88 @@
+#include "trainfit/util/text.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+
+namespace trainfit {
+
+std::string quoted_excerpt(const std::string& text) {
+  if (text.size() <= kMaxQuotedBytes) return text;
+  return text.substr(0, kMaxQuotedBytes) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+std::string trim(const std::string& text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return text.substr(begin, end - begin);
+}
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+bool equals_lower(std::string_view text, std::string_view lower_word) {
+  if (text.size() != lower_word.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != lower_word[i]) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t at = text.find(separator, start);
+    parts.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  return parts;
+}
+
+bool parse_int(const std::string& text, int64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end != text.c_str() + text.size()) return false;
+  *out = static_cast<int64_t>(value);
+  return true;
+}
+
+bool parse_number(const std::string& text, double* out) {
+  if (text.empty() || text.size() > 64) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(value)) return false;
+  *out = value;
+  return true;
+}
+
+bool parse_bool(const std::string& text, bool* out) {
+  const std::string t = lower(text);
+  if (t == "true" || t == "1" || t == "yes" || t == "on") {
+    *out = true;
+    return true;
+  }
+  if (t == "false" || t == "0" || t == "no" || t == "off") {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+std::string format_gib(double bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buffer;
+}
+
+}  // namespace trainfit
