@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Every command shown in README.md and docs/*.md is run; every output shown is compared.
 
-    /usr/bin/python3 tests/doc_test.py BUILD/cli/trainfit [-v]
+    /usr/bin/python3 tests/doc_test.py BUILD/cli/trainfit [-v] [--record FILE]
+
+--record FILE writes every command run and what it printed (the work directory spelled WORK,
+timings and curl's progress meter masked) to FILE, so that two builds' outputs on the documented examples can be diffed.
 
 How the Markdown is read (no prose is grepped):
 - Code blocks: fenced (```) or indented (4+ spaces after a blank line, list items included).
@@ -224,6 +227,7 @@ class Runner:
         self.servers = []
         self.fixture_port = None
         self.failures, self.skipped, self.ran, self.compared = [], [], 0, 0
+        self.record = None
 
     def rewrite(self, cmd, port):
         cmd = re.sub(r"(?<![\w.])/(var|etc)/", self.work + r"/\1/", cmd)
@@ -291,11 +295,20 @@ class Runner:
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
             self.ran += 1
             last = (bare, r)
+            self.record_output(where, bare, r)
             if expected is not None:
                 self.compare(where, bare, expected, r)
             elif r.returncode not in ((0, 1) if re.search(r"(^|[|;&(]\s*)trainfit ", bare) else (0,)):
                 self.failures.append("%s: `%s` exited %d:\n%s" % (where, bare, r.returncode, r.stdout[-2000:]))
         return last
+
+    def record_output(self, where, cmd, r):
+        """What differs from run to run is masked: timings and curl's progress meter."""
+        if not self.record:
+            return
+        text = re.sub(r'("compute_ms": ?)[0-9.e+-]+', r"\1N", r.stdout.replace(self.work, "WORK"))
+        text = "".join(l for l in text.splitlines(True) if "--:--:--" not in l and "% Total" not in l)
+        self.record.write("### %s: %s\n%s[exit %d]\n" % (where, cmd, text, r.returncode))
 
     def compare(self, where, cmd, expected, r):
         self.compared += 1
@@ -318,9 +331,16 @@ class Runner:
 
 def main():
     args = [a for a in sys.argv[1:] if a != "-v"]
-    if len(args) != 1:
-        sys.exit("usage: doc_test.py BUILD/cli/trainfit [-v]")
+    record = None
+    if "--record" in args:
+        at = args.index("--record")
+        record = args[at + 1:at + 2]
+        del args[at:at + 2]
+    if len(args) != 1 or record == []:
+        sys.exit("usage: doc_test.py BUILD/cli/trainfit [-v] [--record FILE]")
     runner = Runner(args[0], "-v" in sys.argv)
+    if record:
+        runner.record = open(record[0], "w")
     docs = [os.path.join(ROOT, "README.md")] + sorted(
         os.path.join(ROOT, "docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
     t0 = time.time()

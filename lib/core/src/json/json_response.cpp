@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "json_writer.h"
+#include "response_keys.h"
 #include "trainfit/json.h"
 
 namespace trainfit {
@@ -27,13 +28,16 @@ void breakdown_parameters(JsonWriter& w, const Breakdown& b) {
   w.end_object();
 }
 
+// One table's figures, each rounded to 4 decimals of its JSON unit.
+template <typename Part, size_t N>
+void figures(JsonWriter& w, const Part& part, const response_keys::Figure<Part> (&table)[N]) {
+  for (const auto& figure : table) w.key(figure.key).decimal4(std::round(part.*figure.member / figure.unit * 1e4));
+}
+
 void breakdown_states(JsonWriter& w, const Breakdown& b) {
   const ModelStates& s = b.stage.states;
   w.key("model_states").begin_object();
-  w.key("weights_gb").decimal4(gib_e4(s.weights));
-  w.key("grads_gb").decimal4(gib_e4(s.grads));
-  w.key("master_weights_gb").decimal4(gib_e4(s.master));
-  w.key("optimizer_states_gb").decimal4(gib_e4(s.optimizer));
+  figures(w, s, response_keys::kModelStates);
   w.key("total_gb").decimal4(gib_e4(s.total()));
   w.key("shard_group").integer(b.shard_group);
   w.end_object();
@@ -42,46 +46,25 @@ void breakdown_states(JsonWriter& w, const Breakdown& b) {
 void breakdown_activations(JsonWriter& w, const Breakdown& b) {
   const auto& a = b.stage.activations;
   w.key("activations").begin_object();
-  w.key("per_layer_gb").decimal4(gib_e4(a.per_layer));
-  w.key("layers_in_flight").decimal4(round_e4(a.inflight_layers));
-  w.key("layers_gb").decimal4(gib_e4(a.layers));
-  w.key("embedding_gb").decimal4(gib_e4(a.embedding));
-  w.key("logits_loss_gb").decimal4(gib_e4(a.logits_loss));
-  w.key("weight_cache_gb").decimal4(gib_e4(a.weight_cache));
+  figures(w, a, response_keys::kActivations);
   w.key("total_gb").decimal4(gib_e4(a.total()));
-  w.key("pipeline_stage").string(b.critical_stage);
+  w.key(response_keys::kPipelineStage).string(b.critical_stage);
   w.end_object();
 }
 
 void breakdown_transients(JsonWriter& w, const Breakdown& b) {
-  const auto& t = b.stage.transients;
   w.key("transients").begin_object();
-  w.key("fsdp_units_forward_gb").decimal4(gib_e4(t.fsdp_units_fwd));
-  w.key("fsdp_units_backward_gb").decimal4(gib_e4(t.fsdp_units_bwd));
-  w.key("recompute_gb").decimal4(gib_e4(t.recompute));
-  w.key("layer_backward_gb").decimal4(gib_e4(t.layer_backward));
-  w.key("loss_forward_gb").decimal4(gib_e4(t.loss_forward));
-  w.key("loss_backward_gb").decimal4(gib_e4(t.loss_backward));
-  w.key("held_logits_gb").decimal4(gib_e4(t.held_logits));
-  w.key("comm_buckets_gb").decimal4(gib_e4(t.comm_buckets));
-  w.key("optimizer_step_gb").decimal4(gib_e4(t.optimizer_step));
-  w.key("context_parallel_gb").decimal4(gib_e4(t.context_parallel));
+  figures(w, b.stage.transients, response_keys::kTransients);
   w.end_object();
 }
 
 void breakdown_phases_overheads(JsonWriter& w, const Breakdown& b) {
-  const StageMemory& s = b.stage;
   w.key("phases").begin_object();
-  w.key("forward_gb").decimal4(gib_e4(s.forward_peak));
-  w.key("backward_gb").decimal4(gib_e4(s.backward_peak));
-  w.key("optimizer_gb").decimal4(gib_e4(s.optimizer_peak));
-  w.key("peak_phase").string(s.peak_phase);
+  figures(w, b.stage, response_keys::kPhases);
+  w.key(response_keys::kPeakPhase).string(b.stage.peak_phase);
   w.end_object();
   w.key("overheads").begin_object();
-  w.key("cuda_context_gb").decimal4(gib_e4(b.overheads.cuda_context));
-  w.key("nccl_gb").decimal4(gib_e4(b.overheads.nccl));
-  w.key("workspaces_gb").decimal4(gib_e4(b.overheads.workspaces));
-  w.key("allocator_gb").decimal4(gib_e4(b.overheads.allocator));
+  figures(w, b.overheads, response_keys::kOverheads);
   w.end_object();
 }
 
@@ -94,9 +77,7 @@ const char* measured_stage(const Config& c, const Breakdown& b) {
 
 void breakdown_measures(JsonWriter& w, const Config& c, const Breakdown& b) {
   w.key("measures").begin_object();
-  w.key("max_memory_allocated_gb").decimal4(gib_e4(b.measures.max_memory_allocated));
-  w.key("max_memory_reserved_gb").decimal4(gib_e4(b.measures.max_memory_reserved));
-  w.key("nvidia_smi_gb").decimal4(gib_e4(b.measures.nvidia_smi));
+  figures(w, b.measures, response_keys::kMeasures);
   w.key("stage").string(measured_stage(c, b));
   w.key("fit_uses").string("nvidia_smi_gb of the critical stage (per_gpu_total_gb)");
   w.end_object();

@@ -4,6 +4,7 @@
 // table read back here and a local table agree digit for digit.
 #include <nlohmann/json.hpp>
 
+#include "response_keys.h"
 #include "trainfit/json.h"
 
 namespace trainfit {
@@ -40,44 +41,26 @@ void read_parameters(const json& p, Breakdown& b) {
   b.params.per_layer = static_cast<double>(integer(p, "per_layer"));
 }
 
-void read_states_activations(const json& j, Breakdown& b) {
-  const json& s = j.at("model_states");
-  b.stage.states = {gb(s, "weights_gb"), gb(s, "grads_gb"), gb(s, "master_weights_gb"), gb(s, "optimizer_states_gb")};
-  b.shard_group = integer(s, "shard_group");
-  const json& a = j.at("activations");
-  Activations& act = b.stage.activations;
-  act.per_layer = gb(a, "per_layer_gb");
-  act.inflight_layers = a.at("layers_in_flight").get<double>();
-  act.layers = gb(a, "layers_gb");
-  act.embedding = gb(a, "embedding_gb");
-  act.logits_loss = gb(a, "logits_loss_gb");
-  act.weight_cache = gb(a, "weight_cache_gb");
-  b.critical_stage = static_name(text(a, "pipeline_stage"), {"only", "first", "last"});
+template <typename Part, size_t N>
+void read_figures(const json& object, Part& part, const response_keys::Figure<Part> (&table)[N]) {
+  for (const auto& figure : table) part.*figure.member = object.at(figure.key).template get<double>() * figure.unit;
 }
 
-void read_transients(const json& t, Transients& out) {
-  out.fsdp_units_fwd = gb(t, "fsdp_units_forward_gb");
-  out.fsdp_units_bwd = gb(t, "fsdp_units_backward_gb");
-  out.recompute = gb(t, "recompute_gb");
-  out.layer_backward = gb(t, "layer_backward_gb");
-  out.loss_forward = gb(t, "loss_forward_gb");
-  out.loss_backward = gb(t, "loss_backward_gb");
-  out.held_logits = gb(t, "held_logits_gb");
-  out.comm_buckets = gb(t, "comm_buckets_gb");
-  out.optimizer_step = gb(t, "optimizer_step_gb");
-  out.context_parallel = gb(t, "context_parallel_gb");
+void read_states_activations(const json& j, Breakdown& b) {
+  const json& s = j.at("model_states");
+  read_figures(s, b.stage.states, response_keys::kModelStates);
+  b.shard_group = integer(s, "shard_group");
+  const json& a = j.at("activations");
+  read_figures(a, b.stage.activations, response_keys::kActivations);
+  b.critical_stage = static_name(text(a, response_keys::kPipelineStage), {"only", "first", "last"});
 }
 
 void read_phases_overheads_measures(const json& j, Breakdown& b) {
   const json& p = j.at("phases");
-  b.stage.forward_peak = gb(p, "forward_gb");
-  b.stage.backward_peak = gb(p, "backward_gb");
-  b.stage.optimizer_peak = gb(p, "optimizer_gb");
-  b.stage.peak_phase = static_name(text(p, "peak_phase"), {"forward", "backward", "optimizer"});
-  const json& o = j.at("overheads");
-  b.overheads = {gb(o, "cuda_context_gb"), gb(o, "nccl_gb"), gb(o, "workspaces_gb"), gb(o, "allocator_gb")};
-  const json& m = j.at("measures");
-  b.measures = {gb(m, "max_memory_allocated_gb"), gb(m, "max_memory_reserved_gb"), gb(m, "nvidia_smi_gb")};
+  read_figures(p, b.stage, response_keys::kPhases);
+  b.stage.peak_phase = static_name(text(p, response_keys::kPeakPhase), {"forward", "backward", "optimizer"});
+  read_figures(j.at("overheads"), b.overheads, response_keys::kOverheads);
+  read_figures(j.at("measures"), b.measures, response_keys::kMeasures);
 }
 
 void read_breakdown(const json& j, Response& r) {
@@ -85,7 +68,7 @@ void read_breakdown(const json& j, Response& r) {
   Breakdown& b = r.breakdown;
   read_parameters(bd.at("parameters"), b);
   read_states_activations(bd, b);
-  read_transients(bd.at("transients"), b.stage.transients);
+  read_figures(bd.at("transients"), b.stage.transients, response_keys::kTransients);
   read_phases_overheads_measures(bd, b);
   const json& bytes = bd.at("bytes");  // exact: the verdict's figures
   b.per_gpu_total = static_cast<double>(integer(bytes, "per_gpu_total"));
