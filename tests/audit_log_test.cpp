@@ -1,5 +1,6 @@
 // The audit log file: whole JSON lines or nothing, FIFOs refused, rotation
 // followed, and JSON strings written without a library.
+#include "result_matchers.h"
 #include "trainfit/admission/audit_log.h"
 #include "trainfit/admission/audit_writer.h"
 #include "trainfit/admission.h"
@@ -29,6 +30,8 @@ namespace trainfit::admission {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::failure_of;
+using testing::Succeeded;
 using std::chrono::milliseconds;
 
 // A fresh directory per test, removed afterwards.
@@ -86,13 +89,13 @@ TEST(AuditLog, AppendsWholeLines) {
   ScratchDir dir;
   const std::string path = dir.file("audit.jsonl");
   AuditLog log;
-  ASSERT_EQ(log.open(path), "");
+  ASSERT_TRUE(Succeeded(log.open(path)));
   EXPECT_TRUE(log.is_open());
   EXPECT_EQ(log.path(), path);
   std::vector<std::string> appended;
   for (int n = 0; n < 500; ++n) {
     appended.push_back(record(n));
-    ASSERT_EQ(log.append(appended.back()), "");
+    ASSERT_TRUE(Succeeded(log.append(appended.back())));
   }
   EXPECT_EQ(lines_of(path), appended);
 }
@@ -102,8 +105,8 @@ TEST(AuditLog, KeepsWhatIsAlreadyInTheFile) {
   const std::string path = dir.file("audit.jsonl");
   write_file(path, record(1) + "\n");
   AuditLog log;
-  ASSERT_EQ(log.open(path), "");
-  ASSERT_EQ(log.append(record(2)), "");
+  ASSERT_TRUE(Succeeded(log.open(path)));
+  ASSERT_TRUE(Succeeded(log.append(record(2))));
   EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(1), record(2)}));
 }
 
@@ -129,32 +132,32 @@ TEST(AuditLog, CutsBackARecordThatDoesNotFit) {
   ScratchDir dir;
   const std::string path = dir.file("audit.jsonl");
   AuditLog log;
-  ASSERT_EQ(log.open(path), "");
-  ASSERT_EQ(log.append(record(1)), "");
-  ASSERT_EQ(log.append(record(2)), "");
+  ASSERT_TRUE(Succeeded(log.open(path)));
+  ASSERT_TRUE(Succeeded(log.append(record(1))));
+  ASSERT_TRUE(Succeeded(log.append(record(2))));
   const uintmax_t size_before = size_of(path);
   const std::string dropped = R"({"event":"submit","n":3,"pad":")" + std::string(200, 'x') + "\"}";
 
   // A full filesystem, for real: write() stops short at the limit, then EFBIG.
-  std::string problem;
+  Error problem;
   uintmax_t size_after = 0;
   bool limited = false;
   ::signal(SIGXFSZ, SIG_IGN);
   {
     FileSizeLimit limit(static_cast<rlim_t>(size_before + (dropped.size() + 1) / 2));
     limited = limit.applied();
-    problem = log.append(dropped);
+    problem = failure_of(log.append(dropped));
     size_after = size_of(path);
   }
   ::signal(SIGXFSZ, SIG_DFL);
   ASSERT_TRUE(limited) << "setrlimit(RLIMIT_FSIZE) failed";
-  EXPECT_NE(problem.find("cannot append to " + path), std::string::npos) << problem;
-  EXPECT_NE(problem.find(std::strerror(EFBIG)), std::string::npos) << problem;
-  EXPECT_NE(problem.find("record dropped"), std::string::npos) << problem;
+  EXPECT_EQ(problem.code, ErrorCode::kUnavailable);
+  EXPECT_EQ(problem.field, "audit_log");
+  EXPECT_EQ(problem.message, "cannot append to " + path + ": " + std::strerror(EFBIG) + "; record dropped");
   EXPECT_EQ(size_after, size_before) << "the half record was not cut back";
 
   // Room again: the same object appends, and the file holds only whole records.
-  ASSERT_EQ(log.append(record(4)), "");
+  ASSERT_TRUE(Succeeded(log.append(record(4))));
   const std::vector<std::string> lines = lines_of(path);
   EXPECT_EQ(lines, (std::vector<std::string>{record(1), record(2), record(4)}));
   for (const std::string& line : lines) EXPECT_TRUE(parses(line)) << line;
@@ -166,9 +169,9 @@ TEST(AuditLog, StartsANewLineAfterAHalfLine) {
   const std::string half = R"({"half":)";
   write_file(path, record(1) + "\n" + half);  // a crash in the middle of a write
   AuditLog log;
-  ASSERT_EQ(log.open(path), "");
-  ASSERT_EQ(log.append(record(2)), "");
-  ASSERT_EQ(log.append(record(3)), "");
+  ASSERT_TRUE(Succeeded(log.open(path)));
+  ASSERT_TRUE(Succeeded(log.append(record(2))));
+  ASSERT_TRUE(Succeeded(log.append(record(3))));
   const std::vector<std::string> lines = lines_of(path);
   EXPECT_EQ(lines, (std::vector<std::string>{record(1), half, record(2), record(3)}));
   for (const std::string& line : lines) EXPECT_TRUE(line == half || parses(line)) << line;
@@ -176,9 +179,9 @@ TEST(AuditLog, StartsANewLineAfterAHalfLine) {
 
 // open() on a separate thread, so that a blocking open fails the test instead of
 // hanging it: a reader is then opened to release it.
-std::string open_without_hanging(const std::string& path) {
-  std::promise<std::string> opened;
-  std::future<std::string> result = opened.get_future();
+Result<bool> open_without_hanging(const std::string& path) {
+  std::promise<Result<bool>> opened;
+  std::future<Result<bool>> result = opened.get_future();
   std::thread opener([&] {
     AuditLog log;
     opened.set_value(log.open(path));
@@ -197,9 +200,10 @@ TEST(AuditLog, RefusesAFifoWithoutBlocking) {
   ScratchDir dir;
   const std::string path = dir.file("audit.fifo");
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
-  const std::string problem = open_without_hanging(path);
-  EXPECT_NE(problem.find(path + " is not a regular file"), std::string::npos) << problem;
-  EXPECT_NE(problem.find("FIFO"), std::string::npos) << problem;
+  const Error problem = failure_of(open_without_hanging(path));
+  EXPECT_EQ(problem.code, ErrorCode::kInvalidValue);
+  EXPECT_EQ(problem.field, "audit_log");
+  EXPECT_EQ(problem.message, path + " is not a regular file (a FIFO)");
 }
 
 TEST(AuditLog, RefusesADirectory) {
@@ -207,9 +211,9 @@ TEST(AuditLog, RefusesADirectory) {
   const std::string path = dir.file("audit.d");
   ASSERT_EQ(::mkdir(path.c_str(), 0700), 0) << std::strerror(errno);
   AuditLog log;
-  const std::string problem = log.open(path);
-  EXPECT_NE(problem.find(path + " is not a regular file"), std::string::npos) << problem;
-  EXPECT_NE(problem.find("directory"), std::string::npos) << problem;
+  const Error problem = failure_of(log.open(path));
+  EXPECT_EQ(problem.code, ErrorCode::kInvalidValue);
+  EXPECT_EQ(problem.message, path + " is not a regular file (a directory)");
   EXPECT_FALSE(log.is_open());
 }
 
@@ -222,29 +226,32 @@ TEST(AuditLog, RefusesWhatAnotherUserCouldReplace) {
   const std::string link = dir.file("audit.jsonl");
   ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0) << std::strerror(errno);
   AuditLog log;
-  EXPECT_NE(log.open(link).find("symbolic link"), std::string::npos);
-  EXPECT_NE(log.append(record(1)), "");
+  EXPECT_EQ(failure_of(log.open(link)).message, link + " is a symbolic link; refused (the log is opened with O_NOFOLLOW)");
+  EXPECT_FALSE(log.append(record(1)).ok());
   EXPECT_EQ(read_file(target), "precious\n");  // never appended to through the link
 
   const std::string shared = dir.file("shared");
   ASSERT_EQ(::mkdir(shared.c_str(), 0777), 0);
   ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);  // mkdir's mode passes through the umask
-  EXPECT_NE(log.open(shared + "/audit.jsonl").find("folder " + shared + " is writable by others"), std::string::npos);
+  const Error shared_folder = failure_of(log.open(shared + "/audit.jsonl"));
+  EXPECT_EQ(shared_folder.code, ErrorCode::kInvalidValue);
+  EXPECT_EQ(shared_folder.message.rfind("the folder " + shared + " is writable by others", 0), 0u) << shared_folder.message;
 
   const std::string loose = dir.file("loose.jsonl");
   write_file(loose, "");
   ASSERT_EQ(::chmod(loose.c_str(), 0666), 0);
-  EXPECT_NE(log.open(loose).find("writable by others (mode 0666)"), std::string::npos);
+  EXPECT_EQ(failure_of(log.open(loose)).message, loose + " is writable by others (mode 0666); refused");
   ASSERT_EQ(::chmod(loose.c_str(), 0640), 0);
-  EXPECT_EQ(log.open(loose), "");
+  EXPECT_TRUE(Succeeded(log.open(loose)));
 }
 
 TEST(AuditLog, NamesThePathWhenItCannotOpen) {
   ScratchDir dir;
   const std::string path = dir.file("missing/audit.jsonl");
   AuditLog log;
-  const std::string problem = log.open(path);
-  EXPECT_EQ(problem, "cannot open " + path + ": " + std::strerror(ENOENT));
+  const Error problem = failure_of(log.open(path));
+  EXPECT_EQ(problem.code, ErrorCode::kUnavailable);
+  EXPECT_EQ(problem.message, "cannot open " + path + ": " + std::strerror(ENOENT));
   EXPECT_FALSE(log.is_open());
 }
 
@@ -252,10 +259,10 @@ TEST(AuditLog, OpensTheFileOnceItCanBeCreated) {
   ScratchDir dir;
   const std::string path = dir.file("later/audit.jsonl");
   AuditLog log;
-  EXPECT_NE(log.open(path), "");
-  EXPECT_NE(log.append(record(1)), "");  // no directory yet: dropped, not fatal
+  EXPECT_FALSE(log.open(path).ok());
+  EXPECT_FALSE(log.append(record(1)).ok());  // no directory yet: dropped, not fatal
   ASSERT_TRUE(fs::create_directory(dir.file("later")));
-  EXPECT_EQ(log.append(record(2)), "");
+  EXPECT_TRUE(Succeeded(log.append(record(2))));
   EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(2)}));
 }
 
@@ -263,8 +270,8 @@ TEST(AuditLog, RefusesARecordWithANewline) {
   ScratchDir dir;
   const std::string path = dir.file("audit.jsonl");
   AuditLog log;
-  ASSERT_EQ(log.open(path), "");
-  EXPECT_NE(log.append("{\"a\":1}\n{\"b\":2}"), "");
+  ASSERT_TRUE(Succeeded(log.open(path)));
+  EXPECT_FALSE(log.append("{\"a\":1}\n{\"b\":2}").ok());
   EXPECT_EQ(read_file(path), "");
 }
 
@@ -273,13 +280,13 @@ TEST(AuditLog, FollowsRotation) {
   const std::string path = dir.file("audit.jsonl");
   const std::string moved = dir.file("audit.jsonl.1");
   AuditLog log(milliseconds(0));
-  ASSERT_EQ(log.open(path), "");
-  ASSERT_EQ(log.append(record(1)), "");
+  ASSERT_TRUE(Succeeded(log.open(path)));
+  ASSERT_TRUE(Succeeded(log.append(record(1))));
   EXPECT_FALSE(log.rotated());
 
   ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);  // logrotate without "create"
   EXPECT_TRUE(log.rotated());
-  ASSERT_EQ(log.append(record(2)), "");
+  ASSERT_TRUE(Succeeded(log.append(record(2))));
   EXPECT_FALSE(log.rotated());
   EXPECT_EQ(lines_of(moved), (std::vector<std::string>{record(1)}));
   EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(2)}));
@@ -287,7 +294,7 @@ TEST(AuditLog, FollowsRotation) {
   ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);  // logrotate with "create"
   write_file(path, "");
   EXPECT_TRUE(log.rotated());
-  ASSERT_EQ(log.append(record(3)), "");
+  ASSERT_TRUE(Succeeded(log.append(record(3))));
   EXPECT_EQ(lines_of(moved), (std::vector<std::string>{record(2)}));
   EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(3)}));
 }
@@ -297,9 +304,9 @@ TEST(AuditLog, LooksForRotationAtMostOncePerInterval) {
   const std::string path = dir.file("audit.jsonl");
   const std::string moved = dir.file("audit.jsonl.1");
   AuditLog log(std::chrono::hours(1));
-  ASSERT_EQ(log.open(path), "");
+  ASSERT_TRUE(Succeeded(log.open(path)));
   ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);
-  ASSERT_EQ(log.append(record(1)), "");  // not yet looked: still the moved file
+  ASSERT_TRUE(Succeeded(log.append(record(1))));  // not yet looked: still the moved file
   EXPECT_EQ(lines_of(moved), (std::vector<std::string>{record(1)}));
   EXPECT_FALSE(fs::exists(path));
 }
@@ -309,10 +316,10 @@ TEST(AuditLog, FollowsRotationAfterTheDefaultSecond) {
   const std::string path = dir.file("audit.jsonl");
   const std::string moved = dir.file("audit.jsonl.1");
   AuditLog log;
-  ASSERT_EQ(log.open(path), "");
+  ASSERT_TRUE(Succeeded(log.open(path)));
   ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);
   std::this_thread::sleep_for(milliseconds(1100));
-  ASSERT_EQ(log.append(record(1)), "");
+  ASSERT_TRUE(Succeeded(log.append(record(1))));
   EXPECT_EQ(lines_of(path), (std::vector<std::string>{record(1)}));
   EXPECT_EQ(read_file(moved), "");
 }

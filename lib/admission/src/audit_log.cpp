@@ -18,32 +18,41 @@ namespace trainfit::admission {
 
 namespace {
 
+// Refusals of the path (what it is, who may write it) are kInvalidValue: they stay until an
+// administrator changes something. Failures to open or write are kUnavailable: they may pass.
+Error refused(const std::string& message) { return make_error(ErrorCode::kInvalidValue, "audit_log", message); }
+Error failed(const std::string& message) { return make_error(ErrorCode::kUnavailable, "audit_log", message); }
 
+Error not_regular(const std::string& path, mode_t mode) {
+  return refused(path + " is not a regular file (" + file_kind(mode) + ")");
+}
 
-std::string not_regular(const std::string& path, mode_t mode) {
-  return path + " is not a regular file (" + file_kind(mode) + ")";
+Error symbolic_link(const std::string& path) {
+  return refused(path + " is a symbolic link; refused (the log is opened with O_NOFOLLOW)");
 }
 
 // As sshd's StrictModes: a log another user can write to, or replace through its directory,
 // is not trusted (the file or its folder writable by others, or the file owned by someone
-// other than root or this process). "" when it is safe.
-std::string folder_not_private(const std::string& path) {
+// other than root or this process).
+Result<bool> folder_private(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   struct stat dir {};
   if (::stat(folder.c_str(), &dir) == 0 && (dir.st_mode & S_IWOTH) != 0) {
-    return "the folder " + folder + " is writable by others (mode " + octal_mode(dir.st_mode) +
-           "): a user could replace " + path + "; refused";
+    return refused("the folder " + folder + " is writable by others (mode " + octal_mode(dir.st_mode) +
+                   "): a user could replace " + path + "; refused");
   }
-  return "";
+  return true;
 }
 
-std::string file_not_private(const std::string& path, const struct stat& file) {
-  if ((file.st_mode & S_IWOTH) != 0) return path + " is writable by others (mode " + octal_mode(file.st_mode) + "); refused";
-  if (file.st_uid != 0 && file.st_uid != ::geteuid()) {
-    return path + " is owned by uid " + std::to_string(file.st_uid) + ", not root or this process; refused";
+Result<bool> file_private(const std::string& path, const struct stat& file) {
+  if ((file.st_mode & S_IWOTH) != 0) {
+    return refused(path + " is writable by others (mode " + octal_mode(file.st_mode) + "); refused");
   }
-  return "";
+  if (file.st_uid != 0 && file.st_uid != ::geteuid()) {
+    return refused(path + " is owned by uid " + std::to_string(file.st_uid) + ", not root or this process; refused");
+  }
+  return true;
 }
 
 // Read-write so that pread can look at the last byte; write-only if the file is
@@ -69,20 +78,26 @@ void skip_written(iovec*& parts, int& count, size_t n) {
   }
 }
 
-// nullptr when every byte was written, else why not. Loops only while writes make
-// progress, so a full disk ends it instead of spinning.
+// Every byte written, or why not (the error's message is the reason alone). Loops only
+// while writes make progress, so a full disk ends it instead of spinning.
 // *done counts the bytes written, so that a failure knows where the record began.
-const char* write_all(int fd, iovec* parts, int count, size_t* done) {
+Result<bool> write_all(int fd, iovec* parts, int count, size_t* done) {
   *done = 0;
   while (count > 0) {
     const ssize_t written = ::writev(fd, parts, count);
     if (written < 0 && errno == EINTR) continue;
-    if (written < 0) return std::strerror(errno);
-    if (written == 0) return "short write";
+    if (written < 0) return failed(std::strerror(errno));
+    if (written == 0) return failed("short write");
     *done += static_cast<size_t>(written);
     skip_written(parts, count, static_cast<size_t>(written));
   }
-  return nullptr;
+  return true;
+}
+
+// The same error with more said after its message ("; record dropped").
+Error followed_by(Error error, const char* more) {
+  error.message += more;
+  return error;
 }
 
 }  // namespace
@@ -97,33 +112,33 @@ void AuditLog::close() {
   fd_ = -1;
 }
 
-std::string AuditLog::open(const std::string& path) {
+Result<bool> AuditLog::open(const std::string& path) {
   close();
   path_ = path;
   // Look before opening: opening a device can have side effects (a tape rewinds), and a
   // symlink or a folder others can write is not opened at all.
   struct stat before {};
   const bool exists = ::lstat(path.c_str(), &before) == 0;
-  if (exists && S_ISLNK(before.st_mode)) return path + " is a symbolic link; refused (the log is opened with O_NOFOLLOW)";
+  if (exists && S_ISLNK(before.st_mode)) return symbolic_link(path);
   if (exists && !S_ISREG(before.st_mode)) return not_regular(path, before.st_mode);
-  if (std::string folder = folder_not_private(path); !folder.empty()) return folder;
+  if (Result<bool> folder = folder_private(path); !folder) return folder;
   const int fd = open_for_append(path);
-  if (fd < 0 && errno == ELOOP) return path + " is a symbolic link; refused (the log is opened with O_NOFOLLOW)";
-  if (fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
+  if (fd < 0 && errno == ELOOP) return symbolic_link(path);
+  if (fd < 0) return failed("cannot open " + path + ": " + std::strerror(errno));
   // And check again what was opened: the path may have changed in between.
   struct stat opened {};
-  std::string problem;
-  if (::fstat(fd, &opened) != 0) problem = "cannot open " + path + ": " + std::strerror(errno);
-  else if (!S_ISREG(opened.st_mode)) problem = not_regular(path, opened.st_mode);
-  else problem = file_not_private(path, opened);
-  if (!problem.empty()) {
+  Result<bool> checked = true;
+  if (::fstat(fd, &opened) != 0) checked = failed("cannot open " + path + ": " + std::strerror(errno));
+  else if (!S_ISREG(opened.st_mode)) checked = not_regular(path, opened.st_mode);
+  else checked = file_private(path, opened);
+  if (!checked) {
     ::close(fd);
-    return problem;
+    return checked;
   }
   fd_ = fd;
   tail_unknown_ = true;
   next_rotation_check_ms_ = monotonic_ms() + check_interval_ms_;
-  return "";
+  return true;
 }
 
 bool AuditLog::rotated() const {
@@ -135,25 +150,25 @@ bool AuditLog::rotated() const {
   return named.st_dev != opened.st_dev || named.st_ino != opened.st_ino;
 }
 
-std::string AuditLog::append(const std::string& line) {
+Result<bool> AuditLog::append(const std::string& line) {
   if (line.find('\n') != std::string::npos) return append_problem("the record contains a newline");
-  const std::string problem = reopen_if_needed();
-  if (!problem.empty()) return problem + "; record dropped";
+  Result<bool> opened = reopen_if_needed();
+  if (!opened) return followed_by(opened.error(), "; record dropped");
   return write_record(line);
 }
 
-std::string AuditLog::append_lines(const std::string& lines) {
-  const std::string problem = reopen_if_needed();
-  if (!problem.empty()) return problem + "; records dropped";
+Result<bool> AuditLog::append_lines(const std::string& lines) {
+  Result<bool> opened = reopen_if_needed();
+  if (!opened) return followed_by(opened.error(), "; records dropped");
   return write_record(lines);
 }
 
-std::string AuditLog::reopen_if_needed() {
-  if (path_.empty()) return "the audit log is not open";
+Result<bool> AuditLog::reopen_if_needed() {
+  if (path_.empty()) return make_error(ErrorCode::kMissing, "audit_log", "the audit log is not open");
   const std::string path = path_;  // open() assigns path_
   if (!is_open()) return open(path);  // an earlier open or reopen failed: try again
   if (rotation_check_due() && rotated()) return open(path);
-  return "";
+  return true;
 }
 
 bool AuditLog::rotation_check_due() {
@@ -171,7 +186,7 @@ bool AuditLog::ends_in_half_line(int64_t size) const {
   return got != 1 || last != '\n';  // unreadable: an empty line is better than a joined one
 }
 
-std::string AuditLog::write_record(const std::string& line) {
+Result<bool> AuditLog::write_record(const std::string& line) {
   // The last byte is looked at only after an open or a failure: no syscall but the
   // write itself on the common path.
   bool newline_first = false;
@@ -190,31 +205,31 @@ std::string AuditLog::write_record(const std::string& line) {
   parts[count++] = {&newline, 1};
 
   size_t written = 0;
-  const char* failure = write_all(fd_, parts, count, &written);
-  if (failure == nullptr) {
+  Result<bool> all = write_all(fd_, parts, count, &written);
+  if (all) {
     tail_unknown_ = false;
-    return "";
+    return true;
   }
   tail_unknown_ = true;  // whatever happens below, look at the last byte next time
-  return append_problem(failure) + cut_back(written);
+  Error error = append_problem(all.error().message);
+  if (Result<bool> cut = cut_back(written); !cut) error.message += "; cannot cut it back: " + cut.error().message;
+  return error;
 }
 
 // Removes the written part of a failed record: O_APPEND put it at the end, so the
 // record began `written` bytes before the end. Never extends the file.
-std::string AuditLog::cut_back(size_t written) {
-  if (written == 0) return "";
+Result<bool> AuditLog::cut_back(size_t written) {
+  if (written == 0) return true;
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) return std::string("; cannot cut it back: ") + std::strerror(errno);
-  if (static_cast<uint64_t>(st.st_size) < written) return "";
+  if (::fstat(fd_, &st) != 0) return failed(std::strerror(errno));
+  if (static_cast<uint64_t>(st.st_size) < written) return true;
   const int64_t size = static_cast<int64_t>(st.st_size) - static_cast<int64_t>(written);
-  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-    return std::string("; cannot cut it back: ") + std::strerror(errno);
-  }
-  return "";
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return failed(std::strerror(errno));
+  return true;
 }
 
-std::string AuditLog::append_problem(const std::string& reason) const {
-  return "cannot append to " + path_ + ": " + reason + "; record dropped";
+Error AuditLog::append_problem(const std::string& reason) const {
+  return failed("cannot append to " + path_ + ": " + reason + "; record dropped");
 }
 
 // ---- JSON strings ----

@@ -140,14 +140,15 @@ void AuditWriter::write(std::vector<Item>& batch) {
 }
 
 void AuditWriter::write_lines(const std::string& path, const std::string& lines, int64_t records) {
-  std::string problem;
-  if (!log_.is_open() || log_.path() != path) problem = log_.open(path);
-  if (problem.empty()) problem = log_.append_lines(lines);
+  Result<bool> written = true;
+  if (!log_.is_open() || log_.path() != path) written = log_.open(path);
+  if (written) written = log_.append_lines(lines);
   std::string report;
   bool error = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!problem.empty()) {
+    if (!written) {
+      const std::string& problem = written.error().message;
       if (failing_since_ == 0 || problem != failing_problem_) {
         failing_problem_ = problem;
         error = true;

@@ -10,13 +10,15 @@
 #include <cstdint>
 #include <string>
 
+#include "trainfit/error.h"
 #include "trainfit/export.h"
 
 namespace trainfit::admission {
 
 // One open audit file. Not thread-safe: slurmctld's plugin is the only writer and
 // calls it under its own mutex. No exceptions escape except std::bad_alloc from
-// building a problem string.
+// building an error. Errors' field is "audit_log"; kInvalidValue: the path is refused
+// (what it is, who may write it); kUnavailable: opening or writing failed (may pass).
 class TRAINFIT_API AuditLog {
  public:
   // rotation_check_interval: how often append() looks whether logrotate moved the
@@ -27,22 +29,22 @@ class TRAINFIT_API AuditLog {
   AuditLog& operator=(const AuditLog&) = delete;
 
   // Opens (creating it 0640) PATH for appending; closes any file open before.
-  // Returns "" or one line: "cannot open PATH: REASON" or
+  // The error is one line: "cannot open PATH: REASON" or
   // "PATH is not a regular file (a FIFO)" (a directory, a character device, ...).
   // Never blocks, also not on a FIFO.
-  std::string open(const std::string& path);
+  Result<bool> open(const std::string& path);
 
   // Appends line + "\n" as one whole line or not at all: a record that cannot be
   // written completely (disk full, file size limit, I/O error) is cut back off the
-  // file and "cannot append to PATH: REASON; record dropped" is returned. The next
+  // file and the error says "cannot append to PATH: REASON; record dropped". The next
   // append tries again. If the file ends in a half line (a crash, another writer),
   // a "\n" goes first so the record starts on its own line. Reopens PATH when it
   // was rotated, and when an earlier open failed. line must not contain '\n'.
-  std::string append(const std::string& line);
+  Result<bool> append(const std::string& line);
 
   // Several records at once ("line\nline\nline", no final newline) in one write, all
   // or none, with the guarantees of append(): how the writer thread appends a batch.
-  std::string append_lines(const std::string& lines);
+  Result<bool> append_lines(const std::string& lines);
 
   // True when PATH no longer names the open file: removed, or replaced (renamed
   // away and created again).
@@ -53,12 +55,12 @@ class TRAINFIT_API AuditLog {
   void close();
 
  private:
-  std::string reopen_if_needed();
+  Result<bool> reopen_if_needed();
   bool rotation_check_due();
   bool ends_in_half_line(int64_t size) const;
-  std::string write_record(const std::string& line);
-  std::string cut_back(size_t written);
-  std::string append_problem(const std::string& reason) const;
+  Result<bool> write_record(const std::string& line);
+  Result<bool> cut_back(size_t written);
+  Error append_problem(const std::string& reason) const;
 
   int fd_ = -1;
   std::string path_;
