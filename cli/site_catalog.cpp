@@ -27,21 +27,13 @@ struct ConfProblem {
   std::string message;
 };
 
-// "trainfit.conf line N: message" -> {N, message}; other errors -> {0, whole message}.
-ConfProblem split_conf_error(const std::string& error) {
-  const std::string prefix = "trainfit.conf line ";
-  if (error.rfind(prefix, 0) != 0) return {0, error};
-  size_t end = prefix.size();
-  int line = 0;
-  while (end < error.size() && error[end] >= '0' && error[end] <= '9' && line < 100000000) {
-    line = line * 10 + (error[end++] - '0');
-  }
-  if (end == prefix.size() || error.compare(end, 2, ": ") != 0) return {0, error};
-  return {line, error.substr(end + 2)};
+// Where parse_policy placed its error: {N, message without "trainfit.conf line N: "}, or
+// {0, the whole message} for the file as a whole.
+ConfProblem conf_problem_of(const Error& error) {
+  if (error.line > 0) return {error.line, error.reason};
+  return {0, error.message};
 }
 
-// Every problem of a trainfit.conf the plugin's own parser finds: parse, and after each
-// error blank the line it names and parse again (the parser stops at the first mistake).
 std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Policy>* last) {
   std::vector<ConfProblem> out;
   std::vector<std::string> lines;
@@ -54,7 +46,7 @@ std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Polic
   for (size_t round = 0; round <= lines.size(); ++round) {
     *last = admission::parse_policy(text);
     if (last->ok()) break;
-    const ConfProblem problem = split_conf_error(last->error().message);
+    const ConfProblem problem = conf_problem_of(last->error());
     out.push_back(problem);
     if (problem.line < 1 || static_cast<size_t>(problem.line) > lines.size() || lines[problem.line - 1].empty()) break;
     lines[problem.line - 1].clear();
@@ -165,8 +157,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
   Result<std::string> text = read_regular_file(path, admission::kMaxConfBytes);
   size_t partitions = 0, aliases = 0;
   if (!text) {
-    const std::string& why = text.error().message;
-    std::cout << path << ": " << (why.rfind(path + ": ", 0) == 0 ? why.substr(path.size() + 2) : why) << "\n";
+    std::cout << path << ": " << text.error().reason << "\n";
     ++problems;
   } else {
     Result<admission::Policy> policy = make_error(ErrorCode::kInvalidValue, "", "");

@@ -134,7 +134,7 @@ TEST(Verdict, OneLineEitherWay) {
 }
 
 TEST(ErrorJson, NamesCodeFieldAndMessage) {
-  const json j = json::parse(error_to_json(Error{ErrorCode::kInvalidValue, "seq_length", "bad"}));
+  const json j = json::parse(error_to_json(make_error(ErrorCode::kInvalidValue, "seq_length", "bad")));
   EXPECT_EQ(j["error"]["code"], "invalid_value");
   EXPECT_EQ(j["error"]["field"], "seq_length");
 }
@@ -144,7 +144,7 @@ TEST(ErrorJson, NamesCodeFieldAndMessage) {
 TEST(ErrorJson, InvalidUtf8InAMessageBecomesReplacementCharacters) {
   const std::string message = "last read: '\xff' and '\xc3' and \xe2\x82\xac and \xed\xa0\x80";
   std::string out;
-  ASSERT_NO_THROW(out = error_to_json(Error{ErrorCode::kMalformed, "x\xfe", message}));
+  ASSERT_NO_THROW(out = error_to_json(make_error(ErrorCode::kMalformed, "x\xfe", message)));
   const json j = json::parse(out);
   EXPECT_EQ(j["error"]["message"], "last read: '\xef\xbf\xbd' and '\xef\xbf\xbd' and \xe2\x82\xac and "
                                    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");

@@ -55,8 +55,7 @@ std::vector<CatalogText> read_folder(const std::string& folder, std::vector<std:
     const std::string path = folder + "/" + name;
     Result<std::string> text = read_regular_file(path, kMaxCatalogFileBytes);
     if (!text) {
-      const std::string& why = text.error().message;
-      problems->push_back(path + ":1: " + (why.rfind(path + ": ", 0) == 0 ? why.substr(path.size() + 2) : why));
+      problems->push_back(path + ":1: " + text.error().reason);
       continue;
     }
     files.push_back(CatalogText{path, std::move(text).value()});

@@ -11,12 +11,20 @@
 namespace trainfit::admission {
 namespace {
 
-Error conf_error(int line, const std::string& message) {
-  return make_error(ErrorCode::kInvalidValue, "trainfit.conf",
-                    "trainfit.conf line " + std::to_string(line) + ": " + message);
+// "trainfit.conf line N: ...": the field is the key when the line has one.
+Error conf_error(int line, const std::string& message, const std::string& key = "trainfit.conf") {
+  return located_error(ErrorCode::kInvalidValue, key, "trainfit.conf line " + std::to_string(line), line, message);
 }
 
-using Setter = std::function<std::string(PartitionPolicy&, const std::string&)>;  // "" or the problem
+// A value's problem, said in the words conf_error places on its line.
+Error invalid(const std::string& key, const std::string& message) {
+  return make_error(ErrorCode::kInvalidValue, key, message);
+}
+
+constexpr std::string_view kAliasPrefix = "gpu_alias.";
+constexpr std::string_view kPartitionPrefix = "partition.";
+
+using Setter = std::function<Result<bool>(PartitionPolicy&, const std::string&)>;
 
 // One line of trainfit.conf that says something: '#' starts a comment, blanks around.
 struct ConfLine {
@@ -41,68 +49,68 @@ std::vector<ConfLine> conf_lines(const std::string& text) {
   return out;
 }
 
-// "alice, bob" -> {"alice", "bob"}; "" or the problem.
-std::string set_list(std::set<std::string>& out, const char* key, const std::string& value) {
+// "alice, bob" -> {"alice", "bob"}.
+Result<bool> set_list(std::set<std::string>& out, const char* key, const std::string& value) {
   out.clear();
   for (const std::string& item : split(value, ',')) {
     const std::string name = trim(item);
-    if (name.empty()) return std::string(key) + "='" + value + "' has an empty entry; accepted: NAME[,NAME...]";
+    if (name.empty()) return invalid(key, std::string(key) + "='" + value + "' has an empty entry; accepted: NAME[,NAME...]");
     out.insert(name);
   }
-  return "";
+  return true;
 }
 
 const std::vector<std::pair<std::string, Setter>>& partition_keys() {
   static const std::vector<std::pair<std::string, Setter>> keys = {
       {"action",
-       [](PartitionPolicy& p, const std::string& v) -> std::string {
+       [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
          const std::string a = lower(v);
          if (a == "reject") p.action = Action::kReject;
          else if (a == "resize") p.action = Action::kResize;
          else if (a == "warn") p.action = Action::kWarn;
-         else return "action='" + v + "' is not valid; accepted: reject|resize|warn";
-         return "";
+         else return invalid("action", "action='" + v + "' is not valid; accepted: reject|resize|warn");
+         return true;
        }},
       {"resize_max_gpus",
-       [](PartitionPolicy& p, const std::string& v) -> std::string {
+       [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
          int64_t n = 0;
          if (!parse_int(v, &n) || n < 1 || n > (int64_t{1} << 20)) {
-           return "resize_max_gpus='" + v + "' is not valid; accepted: an integer from 1 to 1048576";
+           return invalid("resize_max_gpus", "resize_max_gpus='" + v + "' is not valid; accepted: an integer from 1 to 1048576");
          }
          p.resize_max_gpus = n;
-         return "";
+         return true;
        }},
       {"headroom",
-       [](PartitionPolicy& p, const std::string& v) -> std::string {
+       [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
          double x = 0;
          if (!parse_number(v, &x) || x < 0 || x >= 0.9) {
-           return "headroom='" + v + "' is not valid; accepted: a fraction of HBM kept free, 0 <= x < 0.9";
+           return invalid("headroom", "headroom='" + v + "' is not valid; accepted: a fraction of HBM kept free, 0 <= x < 0.9");
          }
          p.headroom = x;
-         return "";
+         return true;
        }},
       {"default_gpu",
-       [](PartitionPolicy& p, const std::string& v) -> std::string {
+       [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
          Result<const GpuSpec*> gpu = find_gpu(v);
-         if (!gpu) return "default_gpu: " + gpu.error().message;
+         if (!gpu) return invalid("default_gpu", "default_gpu: " + gpu.error().message);
          p.default_gpu = (*gpu)->name;
-         return "";
+         return true;
        }},
       {"gpus_per_node",
-       [](PartitionPolicy& p, const std::string& v) -> std::string {
+       [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
          int64_t n = 0;
          if (!parse_int(v, &n) || n < 1 || n > 4096) {
-           return "gpus_per_node='" + v + "' is not valid; accepted: an integer from 1 to 4096";
+           return invalid("gpus_per_node", "gpus_per_node='" + v + "' is not valid; accepted: an integer from 1 to 4096");
          }
          p.gpus_per_node = n;
-         return "";
+         return true;
        }},
       {"require_annotation",
-       [](PartitionPolicy& p, const std::string& v) -> std::string {
+       [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
          if (!parse_bool(v, &p.require_annotation)) {
-           return "require_annotation='" + v + "' is not valid; accepted: true|false";
+           return invalid("require_annotation", "require_annotation='" + v + "' is not valid; accepted: true|false");
          }
-         return "";
+         return true;
        }},
       {"exempt_users", [](PartitionPolicy& p, const std::string& v) { return set_list(p.exempt_users, "exempt_users", v); }},
       {"exempt_accounts",
@@ -113,35 +121,35 @@ const std::vector<std::pair<std::string, Setter>>& partition_keys() {
 }
 
 // Keys of the whole site (not per partition), in the order messages list them.
-using SiteSetter = std::function<std::string(Policy&, const std::string&)>;  // "" or the problem
+using SiteSetter = std::function<Result<bool>(Policy&, const std::string&)>;
 
 const std::vector<std::pair<std::string, SiteSetter>>& site_keys() {
   static const std::vector<std::pair<std::string, SiteSetter>> keys = {
       {"audit_log",
-       [](Policy& p, const std::string& v) -> std::string {
-         if (v[0] != '/') return "audit_log='" + v + "' must be an absolute path";
+       [](Policy& p, const std::string& v) -> Result<bool> {
+         if (v[0] != '/') return invalid("audit_log", "audit_log='" + v + "' must be an absolute path");
          p.audit_log = v;
-         return "";
+         return true;
        }},
       {"on_error",
-       [](Policy& p, const std::string& v) -> std::string {
-         if (lower(v) != "open" && lower(v) != "closed") return "on_error='" + v + "' is not valid; accepted: open|closed";
+       [](Policy& p, const std::string& v) -> Result<bool> {
+         if (lower(v) != "open" && lower(v) != "closed") return invalid("on_error", "on_error='" + v + "' is not valid; accepted: open|closed");
          p.fail_open = lower(v) == "open";
-         return "";
+         return true;
        }},
       {"default_partition",
-       [](Policy& p, const std::string& v) -> std::string {
+       [](Policy& p, const std::string& v) -> Result<bool> {
          p.default_partition = v;
-         return "";
+         return true;
        }},
       {"operators", [](Policy& p, const std::string& v) { return set_list(p.operators, "operators", v); }},
       {"unchecked_updates",
-       [](Policy& p, const std::string& v) -> std::string {
+       [](Policy& p, const std::string& v) -> Result<bool> {
          if (lower(v) != "refuse" && lower(v) != "allow") {
-           return "unchecked_updates='" + v + "' is not valid; accepted: refuse|allow";
+           return invalid("unchecked_updates", "unchecked_updates='" + v + "' is not valid; accepted: refuse|allow");
          }
          p.allow_unchecked_updates = lower(v) == "allow";
-         return "";
+         return true;
        }},
   };
   return keys;
@@ -179,30 +187,32 @@ Result<Policy> parse_policy(const std::string& text) {
     if (value.empty()) return conf_error(number, key + " has no value");
     const auto site = std::find_if(site_keys().begin(), site_keys().end(), [&](const auto& entry) { return entry.first == key; });
     if (site != site_keys().end()) {
-      const std::string problem = site->second(policy, value);
-      if (!problem.empty()) return conf_error(number, problem);
+      Result<bool> set = site->second(policy, value);
+      if (!set) return conf_error(number, set.error().message, key);
       continue;
     }
-    if (key.rfind("gpu_alias.", 0) == 0) {
-      const std::string site_name = key.substr(10);
+    if (key.rfind(kAliasPrefix, 0) == 0) {
+      const std::string site_name = key.substr(kAliasPrefix.size());
       Result<const GpuSpec*> gpu = find_gpu(value);
       if (site_name.empty()) return conf_error(number, "'" + key + "' should be gpu_alias.NAME = CATALOG_GPU");
       if (!gpu) return conf_error(number, key + ": " + gpu.error().message);
       policy.gpu_aliases[site_name] = (*gpu)->name;
       continue;
     }
-    if (key.rfind("partition.", 0) == 0) {
+    if (key.rfind(kPartitionPrefix, 0) == 0) {
       const size_t dot = key.rfind('.');
-      if (dot <= 10) return conf_error(number, "'" + key + "' should be partition.NAME.KEY");
-      overrides.emplace_back(number, trim(line.substr(10, dot - 10)), key.substr(dot + 1), value);
+      const size_t name_at = kPartitionPrefix.size();
+      if (dot <= name_at) return conf_error(number, "'" + key + "' should be partition.NAME.KEY");
+      // The name from the line as written: Slurm's partition names are case-sensitive.
+      overrides.emplace_back(number, trim(line.substr(name_at, dot - name_at)), key.substr(dot + 1), value);
       continue;
     }
     bool known = false;
     for (const auto& [name, set] : partition_keys()) {
       if (name != key) continue;
       known = true;
-      const std::string problem = set(policy.defaults, value);
-      if (!problem.empty()) return conf_error(number, problem);
+      Result<bool> done = set(policy.defaults, value);
+      if (!done) return conf_error(number, done.error().message, key);
     }
     if (!known) {
       std::vector<std::string> names;
@@ -222,8 +232,8 @@ Result<Policy> parse_policy(const std::string& text) {
     for (const auto& [name, set] : partition_keys()) {
       if (name != key) continue;
       known = true;
-      const std::string problem = set(it->second, value);
-      if (!problem.empty()) return conf_error(line, "partition " + partition + ": " + problem);
+      Result<bool> done = set(it->second, value);
+      if (!done) return conf_error(line, "partition " + partition + ": " + done.error().message, key);
     }
     if (!known) return conf_error(line, "unknown partition key '" + key + "'");
   }

@@ -13,7 +13,7 @@ namespace trainfit {
 namespace {
 
 Error file_error(ErrorCode code, const std::string& path, const std::string& why) {
-  return make_error(code, "file", path + ": " + why);
+  return located_error(code, "file", path, 0, why);
 }
 
 class Fd {  // closes on every return path

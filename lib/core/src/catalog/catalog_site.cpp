@@ -2,11 +2,14 @@
 // Each entry is validated field by field; every problem names the file, the line of the
 // offending field (or entry), the field, the value and what is accepted. No I/O here.
 #include <cmath>
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "catalog_entries.h"
+#include "json/parse_errors.h"
 #include "trainfit/util/text.h"
 #include "trainfit/catalog.h"
 
@@ -150,80 +153,91 @@ bool valid_name(const std::string& name) {
   return true;
 }
 
-// "" or what is wrong with this value of this field, as "FIELD='VALUE' ...; accepted: ...".
-std::string check_field(const Field& f, const json& v) {
-  const std::string bad = std::string(f.name) + "='" + shown(v) + "' is not valid; accepted: ";
+// What is wrong with this value of this field, as "FIELD='VALUE' ...; accepted: ...".
+Result<bool> check_field(const Field& f, const json& v) {
+  const auto bad = [&](const std::string& accepted) {
+    return make_error(ErrorCode::kInvalidValue, f.name, std::string(f.name) + "='" + shown(v) + "' is not valid; accepted: " + accepted);
+  };
   switch (f.kind) {
     case Field::kName:
       if (!v.is_string() || !valid_name(v.get<std::string>())) {
-        return bad + "a name of 1 to 64 characters from A-Z a-z 0-9 . _ - +";
+        return bad("a name of 1 to 64 characters from A-Z a-z 0-9 . _ - +");
       }
-      return "";
+      return true;
     case Field::kNames:
-      if (!v.is_array()) return bad + "an array of strings";
+      if (!v.is_array()) return bad("an array of strings");
       for (const json& item : v) {
         if (!item.is_string() || trim(item.get<std::string>()).empty() || item.get<std::string>().size() > 128) {
-          return std::string(f.name) + " entry '" + shown(item) + "' is not valid; accepted: a non-empty string of at most 128 characters";
+          return make_error(ErrorCode::kInvalidValue, f.name, std::string(f.name) + " entry '" + shown(item) +
+                                                                 "' is not valid; accepted: a non-empty string of at most 128 characters");
         }
       }
-      return "";
+      return true;
     case Field::kText:
-      return v.is_string() ? "" : bad + "a string";
+      if (!v.is_string()) return bad("a string");
+      return true;
     case Field::kBool:
-      return v.is_boolean() ? "" : bad + "true|false";
+      if (!v.is_boolean()) return bad("true|false");
+      return true;
     case Field::kCount:
       if (!v.is_number_integer() || v.get<double>() < f.min || v.get<double>() > f.max) {
-        return bad + "an integer from " + number_text(f.min) + " to " + number_text(f.max);
+        return bad("an integer from " + number_text(f.min) + " to " + number_text(f.max));
       }
-      return "";
+      return true;
     case Field::kNumber:
       if (!v.is_number() || v.get<double>() < f.min || v.get<double>() > f.max) {
         if (std::string(f.name) == "capacity_bytes") {
-          return bad + "bytes, from 1073741824 (1 GiB) to 17592186044416 (16 TiB): nvidia-smi memory.total in MiB x 1048576";
+          return bad("bytes, from 1073741824 (1 GiB) to 17592186044416 (16 TiB): nvidia-smi memory.total in MiB x 1048576");
         }
-        return bad + "a number from " + number_text(f.min) + " to " + number_text(f.max);
+        return bad("a number from " + number_text(f.min) + " to " + number_text(f.max));
       }
-      return "";
+      return true;
     case Field::kMlp: {
       Mlp x;
-      return v.is_string() && word_value(kMlpWords, v.get<std::string>(), &x) ? "" : bad + accepted_words(kMlpWords);
+      if (!v.is_string() || !word_value(kMlpWords, v.get<std::string>(), &x)) return bad(accepted_words(kMlpWords));
+      return true;
     }
     case Field::kNorm: {
       Norm x;
-      return v.is_string() && word_value(kNormWords, v.get<std::string>(), &x) ? "" : bad + accepted_words(kNormWords);
+      if (!v.is_string() || !word_value(kNormWords, v.get<std::string>(), &x)) return bad(accepted_words(kNormWords));
+      return true;
     }
     case Field::kBias: {
       Bias x;
-      return v.is_string() && word_value(kBiasWords, v.get<std::string>(), &x) ? "" : bad + accepted_words(kBiasWords);
+      if (!v.is_string() || !word_value(kBiasWords, v.get<std::string>(), &x)) return bad(accepted_words(kBiasWords));
+      return true;
     }
     case Field::kArchitecture: {
       GpuArchitecture x;
-      return v.is_string() && word_value(kArchitectureWords, v.get<std::string>(), &x) ? ""
-                                                                                      : bad + accepted_words(kArchitectureWords);
+      if (!v.is_string() || !word_value(kArchitectureWords, v.get<std::string>(), &x)) return bad(accepted_words(kArchitectureWords));
+      return true;
     }
   }
-  return "";
+  return true;
 }
 
-// Checks between fields of a model that each passed on its own: "" or the problem and its field.
-std::pair<std::string, std::string> check_model_geometry(const ModelPreset& m) {
+// Checks between fields of a model that each passed on its own; the error's field is the one to fix.
+Result<bool> check_model_geometry(const ModelPreset& m) {
   const Geometry& g = m.geometry;
+  const auto inconsistent = [](const char* field, const std::string& message) {
+    return make_error(ErrorCode::kInconsistent, field, message);
+  };
   if (g.kv_heads > g.heads || g.heads % g.kv_heads != 0) {
-    return {"kv_heads", "kv_heads='" + std::to_string(g.kv_heads) + "' is not valid; accepted: a divisor of heads (" +
-                            std::to_string(g.heads) + ")"};
+    return inconsistent("kv_heads", "kv_heads='" + std::to_string(g.kv_heads) + "' is not valid; accepted: a divisor of heads (" +
+                                        std::to_string(g.heads) + ")");
   }
   if (g.head_dim == 0 && g.hidden % g.heads != 0) {
-    return {"heads", "heads='" + std::to_string(g.heads) + "' does not divide hidden (" + std::to_string(g.hidden) +
-                         "); accepted: a divisor of hidden, or give head_dim"};
+    return inconsistent("heads", "heads='" + std::to_string(g.heads) + "' does not divide hidden (" + std::to_string(g.hidden) +
+                                     "); accepted: a divisor of hidden, or give head_dim");
   }
   if (g.experts > 0 && (g.top_k < 1 || g.top_k > g.experts)) {
-    return {"top_k", "top_k='" + std::to_string(g.top_k) + "' is not valid with experts=" + std::to_string(g.experts) +
-                         "; accepted: an integer from 1 to experts"};
+    return inconsistent("top_k", "top_k='" + std::to_string(g.top_k) + "' is not valid with experts=" +
+                                     std::to_string(g.experts) + "; accepted: an integer from 1 to experts");
   }
   if (g.experts == 0 && g.top_k != 0) {
-    return {"top_k", "top_k='" + std::to_string(g.top_k) + "' is set without experts; accepted: 0 for a dense model"};
+    return inconsistent("top_k", "top_k='" + std::to_string(g.top_k) + "' is set without experts; accepted: 0 for a dense model");
   }
-  return {"", ""};
+  return true;
 }
 
 template <typename Entry>
@@ -232,110 +246,135 @@ struct Parsed {
   std::string where;  // "FILE:LINE" of the entry
 };
 
+// The file as JSON, or nothing with the problem appended at the line the parser stopped at.
+std::optional<json> parse_document(const CatalogText& file, std::vector<std::string>* problems) {
+  try {
+    return json::parse(file.text);
+  } catch (const json::parse_error& e) {
+    const size_t byte = e.byte > 0 ? e.byte - 1 : 0;
+    problems->push_back(file.path + ":" + std::to_string(line_at(file.text, byte)) +
+                        ": not valid JSON: " + parse_error_reason(e));
+  } catch (const std::exception& e) {
+    problems->push_back(file.path + ":1: not valid JSON: " + e.what());
+  }
+  return std::nullopt;
+}
+
+// Whether the document is {"ARRAY_KEY": [...]}; else the problem, with a hint when the
+// file belongs in the other folder.
+bool has_entry_array(const json& doc, const CatalogText& file, const char* array_key, const char* other_key,
+                     std::vector<std::string>* problems) {
+  if (doc.is_object() && doc.contains(array_key) && doc[array_key].is_array()) return true;
+  std::string hint;
+  if (doc.is_object() && doc.contains(other_key)) {
+    hint = " (it has '" + std::string(other_key) + "': it belongs in " + other_key + ".d/)";
+  }
+  problems->push_back(file.path + ":1: has no \"" + array_key + "\" array" + hint + "; accepted: {\"" + array_key +
+                      "\": [{\"name\": ...}, ...]}, the format of conf/" + array_key + ".json");
+  return false;
+}
+
+// One entry of the array, where it is in the file and how messages name it.
+struct EntryPlace {
+  const CatalogText& file;
+  const EntrySpan& span;
+  std::string label;  // "gpus[2] 'h200-site'"
+  std::string at(size_t offset) const { return file.path + ":" + std::to_string(line_at(file.text, offset)); }
+  std::string entry_at() const { return at(span.start); }
+  std::string field_at(const std::string& key) const {
+    const auto pos = span.keys.find(key);
+    return pos == span.keys.end() ? entry_at() : at(pos->second);
+  }
+};
+
+// Every problem of one entry's fields on their own: unknown, missing, invalid.
+void check_fields(const json& e, const EntryPlace& place, const char* kind, const std::vector<Field>& fields,
+                  std::vector<std::string>* problems) {
+  std::vector<std::string> names;
+  for (const Field& f : fields) names.push_back(f.name);
+  for (const auto& [key, value] : e.items()) {
+    if (key.rfind('_', 0) == 0) continue;
+    if (std::find(names.begin(), names.end(), key) != names.end()) continue;
+    const std::string hint = did_you_mean(key, names);
+    problems->push_back(place.field_at(key) + ": " + place.label + ": unknown field '" + key + "'" +
+                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; accepted: " + field_list(fields));
+  }
+  for (const Field& f : fields) {
+    if (!e.contains(f.name)) {
+      if (f.required) {
+        problems->push_back(place.entry_at() + ": " + place.label + ": " + f.name + " is missing; every " + kind + " needs " +
+                            (std::string(kind) == "gpu" ? "name and capacity_bytes" : "name, layers, hidden, heads, ffn and vocab"));
+      }
+      continue;
+    }
+    Result<bool> valid = check_field(f, e[f.name]);
+    if (!valid) problems->push_back(place.field_at(f.name) + ": " + place.label + ": " + valid.error().message);
+  }
+}
+
+// The entry built from fields that each passed, checked as a whole; nothing if it is not valid.
+template <typename Entry>
+std::optional<Entry> entry_from(const json& e, const EntryPlace& place, std::vector<std::string>* problems) {
+  Entry entry;
+  try {
+    if constexpr (std::is_same_v<Entry, GpuSpec>) entry = gpu_from(e);
+    else entry = model_from(e);
+  } catch (const std::exception& ex) {
+    problems->push_back(place.entry_at() + ": " + place.label + ": " + ex.what());
+    return std::nullopt;
+  }
+  if constexpr (std::is_same_v<Entry, ModelPreset>) {
+    Result<bool> consistent = check_model_geometry(entry);
+    if (!consistent) {
+      problems->push_back(place.field_at(consistent.error().field) + ": " + place.label + ": " + consistent.error().message);
+      return std::nullopt;
+    }
+  }
+  return entry;
+}
+
 // Every valid entry of one file; problems appended for the rest.
 template <typename Entry>
 std::vector<Parsed<Entry>> parse_file(const CatalogText& file, const char* array_key, const char* other_key,
                                       const char* kind, const std::vector<Field>& fields,
                                       std::vector<std::string>* problems) {
   std::vector<Parsed<Entry>> out;
-  const auto at = [&](size_t offset) { return file.path + ":" + std::to_string(line_at(file.text, offset)); };
-  json doc;
-  try {
-    doc = json::parse(file.text);
-  } catch (const json::parse_error& e) {
-    const size_t byte = e.byte > 0 ? e.byte - 1 : 0;
-    std::string what = e.what();
-    const size_t colon = what.find(": ");
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    problems->push_back(at(byte) + ": not valid JSON: " + what);
-    return out;
-  } catch (const std::exception& e) {
-    problems->push_back(file.path + ":1: not valid JSON: " + e.what());
-    return out;
-  }
+  std::optional<json> doc = parse_document(file, problems);
+  if (!doc || !has_entry_array(*doc, file, array_key, other_key, problems)) return out;
   const Layout layout = scan(file.text, array_key);
-  if (!doc.is_object() || !doc.contains(array_key) || !doc[array_key].is_array()) {
-    std::string hint;
-    if (doc.is_object() && doc.contains(other_key)) {
-      hint = " (it has '" + std::string(other_key) + "': it belongs in " + other_key + ".d/)";
-    }
-    problems->push_back(file.path + ":1: has no \"" + array_key + "\" array" + hint + "; accepted: {\"" + array_key +
-                        "\": [{\"name\": ...}, ...]}, the format of conf/" + array_key + ".json");
-    return out;
-  }
-  for (const auto& [key, value] : doc.items()) {
+  const EntrySpan no_span{0, {}};
+  const EntryPlace top{file, no_span, ""};
+  for (const auto& [key, value] : doc->items()) {
     if (key == array_key || key.rfind('_', 0) == 0) continue;
     const auto pos = layout.top_keys.find(key);
-    problems->push_back(at(pos == layout.top_keys.end() ? 0 : pos->second) + ": unknown top-level field '" + key +
+    problems->push_back(top.at(pos == layout.top_keys.end() ? 0 : pos->second) + ": unknown top-level field '" + key +
                         "'; accepted: " + array_key + ", and names starting with '_' (comments)");
   }
-  std::vector<std::string> names;
-  for (const Field& f : fields) names.push_back(f.name);
   std::map<std::string, std::string> seen;  // lower-case name -> where, within this file
-  const json& entries = doc[array_key];
+  const json& entries = (*doc)[array_key];
   for (size_t i = 0; i < entries.size(); ++i) {
-    const EntrySpan span = i < layout.entries.size() ? layout.entries[i] : EntrySpan{0, {}};
     const json& e = entries[i];
-    const std::string entry_at = at(span.start);
-    const auto field_at = [&](const std::string& key) {
-      const auto pos = span.keys.find(key);
-      return pos == span.keys.end() ? entry_at : at(pos->second);
-    };
-    const std::string label = std::string(array_key) + "[" + std::to_string(i) + "]" +
-                              (e.is_object() && e.contains("name") && e["name"].is_string()
-                                   ? " '" + e["name"].get<std::string>() + "'"
-                                   : "");
+    const bool named = e.is_object() && e.contains("name") && e["name"].is_string();
+    const EntryPlace place{file, i < layout.entries.size() ? layout.entries[i] : no_span,
+                           std::string(array_key) + "[" + std::to_string(i) + "]" +
+                               (named ? " '" + e["name"].get<std::string>() + "'" : "")};
     if (!e.is_object()) {
-      problems->push_back(entry_at + ": " + label + " is " + e.type_name() + "; accepted: an object {\"name\": ...}");
+      problems->push_back(place.entry_at() + ": " + place.label + " is " + e.type_name() + "; accepted: an object {\"name\": ...}");
       continue;
     }
     const size_t before = problems->size();
-    for (const auto& [key, value] : e.items()) {
-      if (key.rfind('_', 0) == 0) continue;
-      bool known = false;
-      for (const Field& f : fields) known = known || key == f.name;
-      if (known) continue;
-      const std::string hint = did_you_mean(key, names);
-      problems->push_back(field_at(key) + ": " + label + ": unknown field '" + key + "'" +
-                          (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; accepted: " + field_list(fields));
-    }
-    for (const Field& f : fields) {
-      if (!e.contains(f.name)) {
-        if (f.required) {
-          problems->push_back(entry_at + ": " + label + ": " + f.name + " is missing; every " + kind + " needs " +
-                              (std::string(kind) == "gpu" ? "name and capacity_bytes"
-                                                           : "name, layers, hidden, heads, ffn and vocab"));
-        }
-        continue;
-      }
-      const std::string problem = check_field(f, e[f.name]);
-      if (!problem.empty()) problems->push_back(field_at(f.name) + ": " + label + ": " + problem);
-    }
+    check_fields(e, place, kind, fields, problems);
     if (problems->size() != before) continue;
-    Parsed<Entry> parsed;
-    try {
-      if constexpr (std::is_same_v<Entry, GpuSpec>) parsed.entry = gpu_from(e);
-      else parsed.entry = model_from(e);
-    } catch (const std::exception& ex) {
-      problems->push_back(entry_at + ": " + label + ": " + ex.what());
-      continue;
-    }
-    if constexpr (std::is_same_v<Entry, ModelPreset>) {
-      const auto [field, problem] = check_model_geometry(parsed.entry);
-      if (!problem.empty()) {
-        problems->push_back(field_at(field) + ": " + label + ": " + problem);
-        continue;
-      }
-    }
-    parsed.where = entry_at;
-    const std::string key = lower(parsed.entry.name);
+    std::optional<Entry> entry = entry_from<Entry>(e, place, problems);
+    if (!entry) continue;
+    const std::string key = lower(entry->name);
     if (seen.count(key)) {
-      problems->push_back(entry_at + ": " + label + ": " + kind + " '" + parsed.entry.name +
+      problems->push_back(place.entry_at() + ": " + place.label + ": " + kind + " '" + entry->name +
                           "' is defined twice in this file (first at " + seen[key] + "); accepted: one entry per name");
       continue;
     }
-    seen[key] = entry_at;
-    out.push_back(std::move(parsed));
+    seen[key] = place.entry_at();
+    out.push_back(Parsed<Entry>{std::move(*entry), place.entry_at()});
   }
   return out;
 }
@@ -375,7 +414,8 @@ std::string summary_of(const ModelPreset& m) {
 template <typename Entry>
 void merge(std::vector<Entry>* catalog, const std::vector<CatalogText>& files, const char* array_key,
            const char* other_key, const char* kind, const std::vector<Field>& fields, CatalogSet* set) {
-  std::vector<std::string> origin(catalog->size(), "the built-in entry");
+  std::vector<std::string> site_at(catalog->size());  // FILE:LINE of a site entry; "" = built in
+  const auto origin = [&](size_t i) { return site_at[i].empty() ? std::string("the built-in entry") : "the entry at " + site_at[i]; };
   for (const CatalogText& file : files) {
     for (Parsed<Entry>& parsed : parse_file<Entry>(file, array_key, other_key, kind, fields, &set->problems)) {
       size_t index = catalog->size();
@@ -383,15 +423,15 @@ void merge(std::vector<Entry>* catalog, const std::vector<CatalogText>& files, c
         if (lower((*catalog)[i].name) == lower(parsed.entry.name)) index = i;
       }
       if (index < catalog->size()) {
-        set->notes.push_back(parsed.where + ": " + kind + " '" + parsed.entry.name + "' overrides " + origin[index] +
+        set->notes.push_back(parsed.where + ": " + kind + " '" + parsed.entry.name + "' overrides " + origin(index) +
                              " (" + change_of((*catalog)[index], parsed.entry) + ")");
         (*catalog)[index] = std::move(parsed.entry);
-        origin[index] = "the entry at " + parsed.where;
+        site_at[index] = parsed.where;
       } else {
         set->notes.push_back(parsed.where + ": " + kind + " '" + parsed.entry.name + "' added (" +
                              summary_of(parsed.entry) + ")");
         catalog->push_back(std::move(parsed.entry));
-        origin.push_back("the entry at " + parsed.where);
+        site_at.push_back(parsed.where);
       }
     }
   }
@@ -401,11 +441,10 @@ void merge(std::vector<Entry>* catalog, const std::vector<CatalogText>& files, c
       const auto [it, fresh] = owner.emplace(spelling, i);
       if (fresh || it->second == i) continue;
       // Report at the site entry (built-in entries never clash with each other).
-      const bool later_is_site = origin[i] != "the built-in entry";
+      const bool later_is_site = !site_at[i].empty();
       const size_t site = later_is_site ? i : it->second, other = later_is_site ? it->second : i;
-      const std::string where = origin[site].substr(std::string("the entry at ").size());
-      set->problems.push_back(where + ": " + kind + " '" + (*catalog)[site].name + "': the spelling '" + spelling +
-                              "' already names " + kind + " '" + (*catalog)[other].name + "' (" + origin[other] +
+      set->problems.push_back(site_at[site] + ": " + kind + " '" + (*catalog)[site].name + "': the spelling '" + spelling +
+                              "' already names " + kind + " '" + (*catalog)[other].name + "' (" + origin(other) +
                               "); accepted: names, aliases and device names that name one " + kind +
                               " (to replace an entry, use its name)");
     }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "parse_errors.h"
 #include "trainfit/util/text.h"
 #include "trainfit/json.h"
 
@@ -94,11 +95,9 @@ Result<Request> request_from_json(const std::string& text) {
       doc = json::parse(text);
     } catch (const json::parse_error& e) {
       return make_error(ErrorCode::kMalformed, "",
-                        "malformed JSON at byte " + std::to_string(e.byte) + ": " +
-                            std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+                        "malformed JSON at byte " + std::to_string(e.byte) + ": " + parse_error_reason(e));
     } catch (const json::out_of_range& e) {  // a number beyond a double's range: 1e999
-      return make_error(ErrorCode::kMalformed, "",
-                        "malformed JSON: " + std::string(e.what()).substr(std::string(e.what()).find(']') + 2));
+      return make_error(ErrorCode::kMalformed, "", "malformed JSON: " + exception_message(e));
     }
     if (!doc.is_object()) {
       return make_error(ErrorCode::kMalformed, "", "the request must be a JSON object, got " +

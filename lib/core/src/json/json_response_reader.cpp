@@ -225,7 +225,7 @@ std::optional<Error> error_from_json(const std::string& body) {
     const json doc = json::parse(body);
     const json& e = doc.at("error");
     const std::string code = text(e, "code");
-    Error error{ErrorCode::kInternal, text(e, "field"), text(e, "message")};
+    Error error = make_error(ErrorCode::kInternal, text(e, "field"), text(e, "message"));
     for (int i = 0; i <= static_cast<int>(ErrorCode::kInternal); ++i) {
       if (code == error_code_name(static_cast<ErrorCode>(i))) error.code = static_cast<ErrorCode>(i);
     }

@@ -29,6 +29,11 @@ struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string field;    // request field the error is about ("" if none)
   std::string message;  // one line: names the field, the value and what is accepted
+  // When the error is about a place in a file: its 1-based line (0: the file as a whole) and
+  // the message without the place it starts with ("PATH: ", "trainfit.conf line N: "), so
+  // that a caller can say where in its own way (check-config's PATH:LINE:).
+  int line = 0;
+  std::string reason;
 };
 
 // A value or an Error; no exceptions cross trainfit's API.
@@ -67,7 +72,12 @@ class Result {
 constexpr size_t kMaxQuotedBytes = 64;
 
 inline Error make_error(ErrorCode code, std::string field, std::string message) {
-  return Error{code, std::move(field), std::move(message)};
+  return Error{code, std::move(field), std::move(message), 0, {}};
+}
+
+// An error at a place in a file: message = where + ": " + reason.
+inline Error located_error(ErrorCode code, std::string field, const std::string& where, int line, std::string reason) {
+  return Error{code, std::move(field), where + ": " + reason, line, std::move(reason)};
 }
 
 }  // namespace trainfit

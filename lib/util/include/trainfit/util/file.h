@@ -13,7 +13,7 @@
 namespace trainfit {
 
 // A regular file's contents, at most max_bytes; never blocks on a FIFO, never reads a
-// directory or a device. The error's field is "file" and its message "PATH: why";
+// directory or a device. The error's field is "file", its message "PATH: why", its reason "why";
 // kMissing = not found, kUnavailable = may pass by itself (EMFILE, ENOMEM, EAGAIN).
 TRAINFIT_API Result<std::string> read_regular_file(const std::string& path, size_t max_bytes);
 
