@@ -1,4 +1,4 @@
-// `trainfit report`: one renderer per format, each in its own file (report_render_*.cpp).
+// `trainfit report`: one renderer per format, each in its own file (render_*.cpp).
 #pragma once
 
 #include <ostream>
