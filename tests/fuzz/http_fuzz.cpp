@@ -1,5 +1,5 @@
 // The service's request path without a socket: raw bytes through Beast's request parser with
-// the limits serve_connection.cpp sets, then, for a complete request, the same HttpRequest
+// the limits cli/serve/connection.cpp sets, then, for a complete request, the same HttpRequest
 // Connection::answer() builds, handed to Routes::handle (every route: estimate, plot, page,
 // catalogs). A throw from handle() is a bug the service would answer 500: abort on it here.
 #include <boost/beast/http.hpp>
@@ -7,8 +7,8 @@
 #include <exception>
 
 #include "fuzz_text.h"
-#include "serve_connection.h"
-#include "serve_routes.h"
+#include "serve/connection.h"
+#include "serve/routes.h"
 
 namespace http = boost::beast::http;
 using namespace trainfit::cli;

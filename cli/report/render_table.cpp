@@ -1,0 +1,104 @@
+// The terminal report: aligned columns, one section per question.
+#include <algorithm>
+
+#include "render.h"
+#include "trainfit/admission.h"
+
+namespace trainfit::cli::report {
+namespace {
+
+using Rows = std::vector<std::vector<std::string>>;
+
+// First column left-aligned, the rest right-aligned (numbers).
+void print_rows(const Rows& rows, std::ostream& out) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = "  ";
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(width[i] - row[i].size(), ' ');
+      line += i == 0 ? row[i] + pad : "  " + pad + row[i];
+    }
+    line = admission::printable(line);  // user text from the log cannot drive the terminal
+    out << line << "\n";
+  }
+}
+
+constexpr Action kColumns[] = {Action::kAccept, Action::kWarn, Action::kReject, Action::kResize, Action::kExempt,
+                               Action::kUnchecked};
+
+std::vector<std::string> count_row(const std::string& key, const Counts& c) {
+  std::vector<std::string> row = {key, std::to_string(c.records), std::to_string(c.checked())};
+  for (Action a : kColumns) row.push_back(std::to_string(c.of(a)));
+  row.push_back(std::to_string(c.oom));
+  return row;
+}
+
+std::vector<std::string> count_header(const std::string& first) {
+  std::vector<std::string> row = {first, "records", "checked"};
+  for (Action a : kColumns) row.push_back(to_string(a));
+  row.push_back("oom");
+  return row;
+}
+
+void window_line(const Report& r, std::ostream& out) {
+  out << "trainfit audit report: " << (r.since ? utc_text(*r.since) : "start") << " .. "
+      << (r.until ? utc_text(*r.until) : "end") << "\n";
+  const InputStats& in = r.input;
+  out << "input: " << in.files.size() << " files, " << in.lines << " lines, " << in.records << " records in the window, "
+      << in.outside_window << " outside, " << in.malformed << " malformed lines skipped, " << in.oversize
+      << " lines over 1 MiB skipped" << (in.unreadable_files ? ", " + std::to_string(in.unreadable_files) + " files not fully read" : "")
+      << "\n";
+  if (in.first_time) out << "records from " << utc_text(*in.first_time) << " to " << utc_text(*in.last_time) << "\n";
+}
+
+void oom_line(const char* what, const OomGpus& g, bool saved, std::ostream& out) {
+  out << "  " << what << ": " << g.jobs << " jobs asking " << g.gpus_requested << " GPUs; min_gpus_to_fit adds up to "
+      << g.gpus_needed << (g.no_fit ? " (" + std::to_string(g.no_fit) + " fit on no GPU count)" : "") << "\n";
+  out << "    GPU-hours " << (saved ? "saved" : "at risk") << ": " << hours_text(g.gpu_hours) << " (from the "
+      << g.with_time_limit << " jobs with a time limit; " << g.jobs - g.with_time_limit << " without one not counted)\n";
+}
+
+void gpu_section(const Report& r, std::ostream& out) {
+  out << "\nGPUs (jobs refused because they do not fit: reason too_few_gpus)\n";
+  oom_line("rejected", r.rejected, true, out);
+  oom_line("warned, ran anyway", r.warned, false, out);
+  out << "  resized: " << r.resized << " jobs, " << r.gpus_added_by_resize << " GPUs added\n";
+}
+
+void top_sections(const Report& r, std::ostream& out) {
+  out << "\nmost frequent configurations that would run out of memory\n";
+  Rows rows = {{"model", "config", "gpu", "gpus", "count", "rejected", "warned", "min_gpus_to_fit"}};
+  for (const OomConfig& c : r.top_oom_configs) {
+    rows.push_back({c.model, c.config.empty() ? "-" : c.config, c.gpu, std::to_string(c.gpus), std::to_string(c.count),
+                    std::to_string(c.rejected), std::to_string(c.warned), c.min_gpus ? std::to_string(*c.min_gpus) : "none"});
+  }
+  if (rows.size() > 1) print_rows(rows, out);
+  else out << "  none\n";
+  out << "\nmost common advice (the cheapest change that fits on the GPUs asked for)\n";
+  rows = {{"advice", "count"}};
+  for (const AdviceCount& a : r.top_advice) rows.push_back({a.advice, std::to_string(a.count)});
+  if (rows.size() > 1) print_rows(rows, out);
+  else out << "  none\n";
+}
+
+}  // namespace
+
+void render_table(const Report& r, std::ostream& out) {
+  window_line(r, out);
+  out << "\n";
+  print_rows({count_header(""), count_row("all", r.totals)}, out);
+  for (size_t i = 0; i < std::size(kDimensions); ++i) {
+    out << "\nby " << to_string(kDimensions[i]) << "\n";
+    Rows rows = {count_header(to_string(kDimensions[i]))};
+    for (const auto& [key, counts] : r.by[i]) rows.push_back(count_row(key, counts));
+    print_rows(rows, out);
+  }
+  gpu_section(r, out);
+  top_sections(r, out);
+}
+
+}  // namespace trainfit::cli::report
