@@ -206,7 +206,7 @@ JobSubmit load_job_submit() {
 }
 
 // slurmctld's job_record_t is private to slurmctld (not in the public headers, as
-// plugin/slurm_host.h says): job_modify gets a pointer it must not look into. A stand-in.
+// plugin/common/slurm_host.h says): job_modify gets a pointer it must not look into. A stand-in.
 struct JobRecordStandIn {
   uint32_t magic = 0xf0b7f0b7;
   uint32_t job_id = 4242;

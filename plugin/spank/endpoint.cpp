@@ -1,4 +1,4 @@
-#include "spank_endpoint.h"
+#include "endpoint.h"
 
 #include <fstream>
 
