@@ -23,7 +23,10 @@ Result<bool> take_arg(const std::string& arg, Settings* settings) {
 
 Result<bool> take_endpoint_settings(Settings* settings) {
   Result<std::optional<remote::Settings>> client = endpoint_settings(settings->endpoint);
-  if (!client) return make_error(client.error().code, client.error().field, "spank_trainfit: plugstack.conf: " + client.error().message);
+  if (!client) {
+    const Error& error = client.error();
+    return make_error(error.code, error.field, "spank_trainfit: plugstack.conf: " + error.message);
+  }
   settings->client = client.value();
   return true;
 }
