@@ -908,7 +908,7 @@ TEST(Files, RegularFilesOnlyBoundedAndEachCaseNamed) {
 }
 
 // A full descriptor table passes by itself: kUnavailable (a reloader tries again, silently);
-// a file that is wrong is kInvalidValue (reported once). plugin/policy_store.cpp tells them apart.
+// a file that is wrong is kInvalidValue (reported once). plugin/job_submit/policy_store.cpp tells them apart.
 TEST(Files, AFullDescriptorTableIsUnavailableNotInvalid) {
   char dir[] = "/tmp/trainfit-files-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

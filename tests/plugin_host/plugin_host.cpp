@@ -1,9 +1,9 @@
 // plugin_host: loads job_submit_trainfit.so and spank_trainfit.so with dlopen(RTLD_NOW) and
 // calls them as slurmctld (init, job_submit, job_modify, fini) and sbatch/salloc/srun/
 // slurmstepd (slurm_spank_init, the option callbacks, slurm_spank_init_post_opt,
-// slurm_spank_local_user_init) would, with real job_desc_msg_t values, spank_job_env arrays
-// and option values. Built with the sanitizers when TRAINFIT_SANITIZE is on, so that the
-// plugins' code runs under ASan + UBSan (which do not load into slurmctld).
+// slurm_spank_local_user_init, slurm_spank_exit) would, with real job_desc_msg_t values,
+// spank_job_env arrays and option values. Built with the sanitizers when TRAINFIT_SANITIZE is
+// on, so that the plugins' code runs under ASan + UBSan (which do not load into slurmctld).
 //
 // Every scenario runs in its own forked child (the plugins keep process-wide state, as in
 // slurmctld and sbatch): a sanitizer report, a crash or a failed check fails it.
@@ -206,7 +206,7 @@ JobSubmit load_job_submit() {
 }
 
 // slurmctld's job_record_t is private to slurmctld (not in the public headers, as
-// plugin/slurm_host.h says): job_modify gets a pointer it must not look into. A stand-in.
+// plugin/common/slurm_host.h says): job_modify gets a pointer it must not look into. A stand-in.
 struct JobRecordStandIn {
   uint32_t magic = 0xf0b7f0b7;
   uint32_t job_id = 4242;
@@ -837,6 +837,7 @@ struct Spank {
   int (*init)(spank_t, int, char**);
   int (*post_opt)(spank_t, int, char**);
   int (*local_user_init)(spank_t, int, char**);
+  int (*exit)(spank_t, int, char**);
 };
 
 Spank load_spank() {
@@ -845,6 +846,7 @@ Spank load_spank() {
   s.init = symbol<decltype(s.init)>(h, "slurm_spank_init");
   s.post_opt = symbol<decltype(s.post_opt)>(h, "slurm_spank_init_post_opt");
   s.local_user_init = symbol<decltype(s.local_user_init)>(h, "slurm_spank_local_user_init");
+  s.exit = symbol<decltype(s.exit)>(h, "slurm_spank_exit");
   CHECK(std::strcmp(symbol<const char*>(h, "plugin_name"), "trainfit") == 0, "plugin_name");
   CHECK(*symbol<const unsigned*>(h, "plugin_version") == SLURM_VERSION_NUMBER, "plugin_version");
   return s;
@@ -1106,6 +1108,32 @@ void spank_slurmstepd() {
   CHECK(s.local_user_init(&h, 0, none.argv()) == 0, "local_user_init in slurmstepd");
 }
 
+// slurm_spank_exit, as sbatch calls it last: the options given are freed (a post_opt after it
+// has nothing to judge), and a later init starts afresh.
+void spank_exit() {
+  const std::string dir = scenario_dir("spank_exit");
+  use_conf(dir, "");
+  Spank s = load_spank();
+  spank_handle h;
+  Args args({"default_gpu=h100"});
+  Args none({});
+  CHECK(spank_init(s, h, S_CTX_ALLOCATOR, args) == 0, "init");
+  CHECK(give_option(h, "llm-model", "llama3-8b") == 0 && give_option(h, "llm-seq", "4096") == 0 &&
+            give_option(h, "llm-hf-config", (g_fixtures + "/hf/llama-3-8b.config.json").c_str()) == 0,
+        "options");
+  CHECK(s.post_opt(&h, 0, none.argv()) == 0 && h.job_control_env.count("TRAINFIT_GEOMETRY") == 1, "post_opt");
+  CHECK(s.exit(&h, 0, none.argv()) == 0, "exit in sbatch");
+  h.job_control_env.clear();
+  CHECK(s.post_opt(&h, 0, none.argv()) == 0 && h.job_control_env.empty(), "options kept after exit");
+  spank_handle again;
+  CHECK(spank_init(s, again, S_CTX_ALLOCATOR, args) == 0, "init after exit");
+  CHECK(give_option(again, "llm-model", "llama3-8b") == 0 && s.post_opt(&again, 0, none.argv()) == 0, "post_opt after exit");
+  CHECK(s.exit(&again, 0, none.argv()) == 0 && s.exit(&again, 0, none.argv()) == 0, "exit twice");
+  spank_handle slurmd;
+  CHECK(spank_init(s, slurmd, S_CTX_SLURMD, args) == 0 && s.exit(&slurmd, 0, none.argv()) == 0, "exit in slurmd");
+  check_logs_clean("spank_exit");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1160,6 +1188,7 @@ int main(int argc, char** argv) {
   failed += run_scenario("spank: srun step that does not fit", [] { spank_srun_step(true, false); });
   failed += run_scenario("spank: srun step, hostile environment", [] { spank_srun_step(true, true); });
   failed += run_scenario("spank: slurmstepd", spank_slurmstepd);
+  failed += run_scenario("spank: exit frees the options", spank_exit);
   std::printf("%s: %d scenario(s) failed\n", failed == 0 ? "PASS" : "FAIL", failed);
   return failed == 0 ? 0 : 1;
 }

@@ -14,7 +14,7 @@ check() {  # check PLUGIN EXPECTED...
 }
 check job_submit_trainfit.so plugin_name plugin_type plugin_version init fini job_submit job_modify
 check spank_trainfit.so plugin_name plugin_type plugin_version spank_plugin_version slurm_spank_init \
-  slurm_spank_init_post_opt slurm_spank_local_user_init
+  slurm_spank_init_post_opt slurm_spank_local_user_init slurm_spank_exit
 check trainfit_config_reader.so trainfit_read_config
 # What every sbatch, salloc, srun and slurmstepd loads with the SPANK plugin: no C++ runtime
 # (libstdc++ is inside; yaml-cpp and Debian's libstdc++ come with trainfit_config_reader.so,

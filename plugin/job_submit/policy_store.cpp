@@ -69,13 +69,9 @@ PolicyStore::Stamp PolicyStore::stamp_of(const std::string& path) {
   return s;
 }
 
-std::shared_ptr<LoadedPolicy> PolicyStore::parse(const std::string& text, const Stamp& stamp,
-                                                 std::string* problem) const {
+Result<std::shared_ptr<LoadedPolicy>> PolicyStore::parse(const std::string& text, const Stamp& stamp) const {
   Result<Policy> policy = admission::parse_policy(text);
-  if (!policy) {
-    *problem = policy.error().message;
-    return nullptr;
-  }
+  if (!policy) return policy.error();
   auto loaded = std::make_shared<LoadedPolicy>();
   loaded->policy = std::move(policy).value();
   for (const std::string& name : admission::resolve_exempt_users(loaded->policy, uid_of)) {
@@ -87,37 +83,47 @@ std::shared_ptr<LoadedPolicy> PolicyStore::parse(const std::string& text, const 
   return loaded;
 }
 
-std::string PolicyStore::load_initial() {
+// The file's policy; without a file the built-in defaults; else what is wrong.
+Result<std::shared_ptr<LoadedPolicy>> PolicyStore::initial_policy(const Result<std::string>& text) const {
+  if (model_catalog().empty() || gpu_catalog().empty()) {
+    return make_error(ErrorCode::kInternal, "", "the built-in model/GPU catalog is empty (a broken build)");
+  }
+  if (!text && text.error().code == ErrorCode::kMissing) {
+    auto defaults = std::make_shared<LoadedPolicy>();
+    defaults->origin = "built-in defaults";
+    slurm_info("job_submit/trainfit: %s not found; using the built-in defaults (action = reject, default_gpu = h100)",
+               admission::printable(path_).c_str());
+    return defaults;
+  }
+  if (!text) return text.error();
+  Result<std::shared_ptr<LoadedPolicy>> loaded = parse(text.value(), stamp_);
+  if (loaded) {
+    slurm_info("job_submit/trainfit: policy in force from %s: %s", admission::printable(loaded.value()->origin).c_str(),
+               admission::printable(describe(*loaded.value())).c_str());
+  }
+  return loaded;
+}
+
+Result<bool> PolicyStore::load_initial() {
   std::lock_guard<std::mutex> lock(mutex_);
   stamp_ = stamp_of(path_);
   slurm_conf_stamp_ = stamp_of(admission::slurm_conf_path());
   Result<std::string> text = read_regular_file(path_, admission::kMaxConfBytes);
   const bool open = !text || admission::fail_open_of(text.value());
-  std::string problem;
-  if (model_catalog().empty() || gpu_catalog().empty()) {
-    problem = "the built-in model/GPU catalog is empty (a broken build)";
-  } else if (!text && text.error().code == ErrorCode::kMissing) {
-    current_ = std::make_shared<LoadedPolicy>();
-    std::const_pointer_cast<LoadedPolicy>(current_)->origin = "built-in defaults";
-    slurm_info("job_submit/trainfit: %s not found; using the built-in defaults (action = reject, default_gpu = h100)",
-               admission::printable(path_).c_str());
-    return "";
-  } else if (!text) {
-    problem = text.error().message;
-  } else if (std::shared_ptr<LoadedPolicy> loaded = parse(text.value(), stamp_, &problem)) {
-    current_ = loaded;
-    slurm_info("job_submit/trainfit: policy in force from %s: %s", admission::printable(loaded->origin).c_str(),
-               admission::printable(describe(*loaded)).c_str());
-    return "";
+  Result<std::shared_ptr<LoadedPolicy>> loaded = initial_policy(text);
+  if (loaded) {
+    current_ = loaded.value();
+    return true;
   }
+  const std::string& problem = loaded.error().message;
   if (!open) {
     slurm_error("job_submit/trainfit: %s; on_error = closed: refusing to start", admission::printable(problem).c_str());
-    return problem;
+    return loaded.error();
   }
   current_ = admit_all("no valid policy (" + problem + ")");
   slurm_error("job_submit/trainfit: %s; on_error = open: admitting every job until it is fixed",
               admission::printable(problem).c_str());
-  return "";
+  return true;
 }
 
 void PolicyStore::check(bool catalogs_changed) {
@@ -161,20 +167,19 @@ void PolicyStore::reload_if_changed(bool force) {
                 admission::printable(path_).c_str(), admission::printable(kept).c_str());
     return;
   }
-  std::string problem = text ? "" : text.error().message;
-  std::shared_ptr<LoadedPolicy> loaded = text ? parse(text.value(), now, &problem) : nullptr;
+  Result<std::shared_ptr<LoadedPolicy>> loaded = text ? parse(text.value(), now) : text.error();
   if (!loaded) {
     slurm_error("job_submit/trainfit: %s changed but is not valid (%s); the policy in force stays: %s",
-                admission::printable(path_).c_str(), admission::printable(problem).c_str(),
+                admission::printable(path_).c_str(), admission::printable(loaded.error().message).c_str(),
                 admission::printable(kept).c_str());
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    current_ = loaded;
+    current_ = loaded.value();
   }
-  slurm_info("job_submit/trainfit: reloaded; policy in force from %s: %s", admission::printable(loaded->origin).c_str(),
-             admission::printable(describe(*loaded)).c_str());
+  slurm_info("job_submit/trainfit: reloaded; policy in force from %s: %s",
+             admission::printable(loaded.value()->origin).c_str(), admission::printable(describe(*loaded.value())).c_str());
 }
 
 std::shared_ptr<const LoadedPolicy> PolicyStore::current() {

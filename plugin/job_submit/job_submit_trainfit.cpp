@@ -242,8 +242,7 @@ extern "C" int init(void) {
     catalogs.load();  // before the policy: default_gpu and gpu_alias may name a site GPU
     static PolicyStore store(conf_path());
     g_store = &store;
-    const std::string fatal = store.load_initial();
-    if (!fatal.empty()) return SLURM_ERROR;
+    if (!store.load_initial()) return SLURM_ERROR;
     // One thread looks once a second: the catalogs first, then the policy that names them.
     catalogs.after_each_check([](bool installed) { g_store->check(installed); });
     try {
@@ -267,9 +266,8 @@ extern "C" int init(void) {
     }
     return SLURM_SUCCESS;
   } catch (...) {
-    const bool open = fail_open_of(read_regular_file(conf_path(), kMaxConfBytes).ok()
-                                       ? read_regular_file(conf_path(), kMaxConfBytes).value()
-                                       : std::string());
+    const Result<std::string> conf = read_regular_file(conf_path(), kMaxConfBytes);
+    const bool open = fail_open_of(conf ? conf.value() : std::string());
     slurm_error("job_submit/trainfit: init failed; %s", open ? "admitting every job (on_error = open)"
                                                                : "refusing to start (on_error = closed)");
     g_broken = true;

@@ -1,4 +1,4 @@
-#include "spank_endpoint.h"
+#include "endpoint.h"
 
 #include <fstream>
 
@@ -6,6 +6,7 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include "say.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
 #include "trainfit/config.h"
@@ -14,7 +15,8 @@ extern "C" {
 namespace trainfit::spank {
 namespace {
 
-// A 200 that is not a trainfit response, or a 400 that is not its error, is a failure.
+// A 200 that is not a trainfit response, or a 400 that is not its error, is a failure (""
+// = a good answer: remote::AnswerCheck's convention, lib/remote's).
 std::string check_answer(const remote::Answer& answer) {
   if (answer.status == 400) return error_from_json(answer.body) ? "" : "HTTP 400 that is not a trainfit error";
   Result<Response> read = response_from_json(answer.body);
@@ -26,8 +28,6 @@ Result<bool> unless_about_num_gpus(const Error& error) {
   if (error.field == "num_gpus") return true;
   return make_error(error.code, error.field, "invalid annotation: " + error.message);
 }
-
-void say(const std::string& line) { slurm_spank_log("%s", admission::printable(line).c_str()); }
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "trainfit/admission.h"
+#include "trainfit/error.h"
 
 namespace trainfit::plugin {
 
@@ -22,8 +23,8 @@ struct LoadedPolicy {
 class PolicyStore {
  public:
   explicit PolicyStore(std::string path) : path_(std::move(path)) {}
-  // "" or why slurmctld must not start (on_error = closed and no usable policy).
-  std::string load_initial();
+  // True, or why slurmctld must not start (on_error = closed and no usable policy).
+  Result<bool> load_initial();
   // The policy in force (never reads a file).
   std::shared_ptr<const LoadedPolicy> current();
   // The watcher thread's look: reloads when trainfit.conf or slurm.conf changed, or when the
@@ -42,7 +43,9 @@ class PolicyStore {
   };
   static Stamp stamp_of(const std::string& path);
   void reload_if_changed(bool force);
-  std::shared_ptr<LoadedPolicy> parse(const std::string& text, const Stamp& stamp, std::string* problem) const;
+  Result<std::shared_ptr<LoadedPolicy>> initial_policy(const Result<std::string>& text) const;
+  // The policy of trainfit.conf's text, or what is wrong with it.
+  Result<std::shared_ptr<LoadedPolicy>> parse(const std::string& text, const Stamp& stamp) const;
 
   std::string path_;
   std::mutex mutex_;  // guards current_ (job_submit reads it; the watcher publishes it)
