@@ -58,18 +58,8 @@ std::shared_ptr<LoadedPolicy> admit_all(const std::string& why) {
 
 }  // namespace
 
-PolicyStore::Stamp PolicyStore::stamp_of(const std::string& path) {
-  Stamp s;
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return s;
-  s.exists = true;
-  s.dev = st.st_dev, s.ino = st.st_ino, s.size = static_cast<unsigned long long>(st.st_size);
-  s.mtime_ns = static_cast<unsigned long long>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec;
-  s.ctime_ns = static_cast<unsigned long long>(st.st_ctim.tv_sec) * 1000000000ull + st.st_ctim.tv_nsec;
-  return s;
-}
 
-Result<std::shared_ptr<LoadedPolicy>> PolicyStore::parse(const std::string& text, const Stamp& stamp) const {
+Result<std::shared_ptr<LoadedPolicy>> PolicyStore::parse(const std::string& text, const FileStamp& stamp) const {
   Result<Policy> policy = admission::parse_policy(text);
   if (!policy) return policy.error();
   auto loaded = std::make_shared<LoadedPolicy>();
@@ -106,8 +96,8 @@ Result<std::shared_ptr<LoadedPolicy>> PolicyStore::initial_policy(const Result<s
 
 Result<bool> PolicyStore::load_initial() {
   std::lock_guard<std::mutex> lock(mutex_);
-  stamp_ = stamp_of(path_);
-  slurm_conf_stamp_ = stamp_of(admission::slurm_conf_path());
+  stamp_ = file_stamp(path_);
+  slurm_conf_stamp_ = file_stamp(admission::slurm_conf_path());
   Result<std::string> text = read_regular_file(path_, admission::kMaxConfBytes);
   const bool open = !text || admission::fail_open_of(text.value());
   Result<std::shared_ptr<LoadedPolicy>> loaded = initial_policy(text);
@@ -127,8 +117,8 @@ Result<bool> PolicyStore::load_initial() {
 }
 
 void PolicyStore::check(bool catalogs_changed) {
-  const Stamp slurm_conf = stamp_of(admission::slurm_conf_path());
-  const bool slurm_conf_changed = !(slurm_conf == slurm_conf_stamp_);
+  const FileStamp slurm_conf = file_stamp(admission::slurm_conf_path());
+  const bool slurm_conf_changed = slurm_conf != slurm_conf_stamp_;
   slurm_conf_stamp_ = slurm_conf;
   reload_if_changed(catalogs_changed || slurm_conf_changed);
 }
@@ -137,14 +127,9 @@ void PolicyStore::check(bool catalogs_changed) {
 // the file is read and parsed (passwd lookups, slurm.conf) before the one lock that publishes
 // the result, so that job_submit's current() never waits for this I/O.
 void PolicyStore::reload_if_changed(bool force) {
-  const Stamp now = stamp_of(path_);
+  const FileStamp now = file_stamp(path_);
   if (now == stamp_ && !force) return;
-  // A file changed in the last second may be mid-edit (an editor writing in place):
-  // look again at the next check rather than load half a file.
-  struct timespec wall;
-  clock_gettime(CLOCK_REALTIME, &wall);
-  const unsigned long long now_ns = static_cast<unsigned long long>(wall.tv_sec) * 1000000000ull + wall.tv_nsec;
-  if (now.exists && now.mtime_ns + 1000000000ull > now_ns) return;
+  if (may_be_mid_edit(now)) return;  // look again at the next check rather than load half a file
   const std::shared_ptr<const LoadedPolicy> in_force = current();
   const std::string kept = in_force ? in_force->origin : "none";
   if (!now.exists) {

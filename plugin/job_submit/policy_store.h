@@ -11,6 +11,7 @@
 
 #include "trainfit/admission.h"
 #include "trainfit/error.h"
+#include "trainfit/util/file_stamp.h"
 
 namespace trainfit::plugin {
 
@@ -33,24 +34,15 @@ class PolicyStore {
   const std::string& path() const { return path_; }
 
  private:
-  struct Stamp {
-    bool exists = false;
-    unsigned long long dev = 0, ino = 0, size = 0, mtime_ns = 0, ctime_ns = 0;
-    bool operator==(const Stamp& o) const {
-      return exists == o.exists && dev == o.dev && ino == o.ino && size == o.size && mtime_ns == o.mtime_ns &&
-             ctime_ns == o.ctime_ns;
-    }
-  };
-  static Stamp stamp_of(const std::string& path);
   void reload_if_changed(bool force);
   Result<std::shared_ptr<LoadedPolicy>> initial_policy(const Result<std::string>& text) const;
   // The policy of trainfit.conf's text, or what is wrong with it.
-  Result<std::shared_ptr<LoadedPolicy>> parse(const std::string& text, const Stamp& stamp) const;
+  Result<std::shared_ptr<LoadedPolicy>> parse(const std::string& text, const FileStamp& stamp) const;
 
   std::string path_;
   std::mutex mutex_;  // guards current_ (job_submit reads it; the watcher publishes it)
   std::shared_ptr<const LoadedPolicy> current_;
-  Stamp stamp_, slurm_conf_stamp_;  // the watcher thread's only (set by load_initial before it starts)
+  FileStamp stamp_, slurm_conf_stamp_;  // the watcher thread's only (set by load_initial before it starts)
 };
 
 }  // namespace trainfit::plugin

@@ -63,18 +63,13 @@ std::vector<CatalogText> read_folder(const std::string& folder, std::vector<std:
   return files;
 }
 
-std::string stamp_of_folder(const std::string& folder) {
+// Each catalog file's stamp, named by its path: a file added, removed or changed changes the list.
+void add_stamps_of_folder(const std::string& folder, FileStamps* out) {
   std::vector<std::string> ignored;
-  std::string out = folder + ";";
   for (const std::string& name : json_names(folder, &ignored)) {
-    struct stat st;
     const std::string path = folder + "/" + name;
-    if (::stat(path.c_str(), &st) != 0) continue;
-    out += name + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
-           std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec) + ";";
+    out->emplace_back(path, file_stamp(path));
   }
-  return out;
 }
 
 }  // namespace
@@ -108,8 +103,11 @@ CatalogSet read_catalog_dir(const std::string& dir, bool must_exist) {
   return set;
 }
 
-std::string catalog_dir_stamp(const std::string& dir) {
-  return stamp_of_folder(dir + "/gpus.d") + stamp_of_folder(dir + "/models.d");
+FileStamps catalog_dir_stamps(const std::string& dir) {
+  FileStamps out;
+  add_stamps_of_folder(dir + "/gpus.d", &out);
+  add_stamps_of_folder(dir + "/models.d", &out);
+  return out;
 }
 
 CatalogSet load_site_catalogs(const std::string& dir, bool must_exist) {
@@ -118,25 +116,6 @@ CatalogSet load_site_catalogs(const std::string& dir, bool must_exist) {
   return set;
 }
 
-namespace {
-
-// Whether any catalog file was modified within the last second (may be mid-write).
-bool recently_changed(const std::string& dir) {
-  std::vector<std::string> ignored;
-  struct timespec wall;
-  clock_gettime(CLOCK_REALTIME, &wall);
-  for (const char* sub : {"/gpus.d", "/models.d"}) {
-    const std::string folder = dir + sub;
-    for (const std::string& name : json_names(folder, &ignored)) {
-      struct stat st;
-      if (::stat((folder + "/" + name).c_str(), &st) != 0) continue;
-      if (st.st_mtim.tv_sec + 1 >= wall.tv_sec) return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 CatalogWatcher::CatalogWatcher(std::string dir, bool must_exist, Log log)
     : dir_(std::move(dir)), must_exist_(must_exist), log_(std::move(log)) {}
@@ -145,7 +124,7 @@ CatalogWatcher::~CatalogWatcher() { stop(); }
 
 bool CatalogWatcher::load() {
   std::lock_guard<std::mutex> lock(stamp_mutex_);
-  stamp_ = catalog_dir_stamp(dir_);
+  stamp_ = catalog_dir_stamps(dir_);
   const CatalogSet set = load_site_catalogs(dir_, must_exist_);
   for (const std::string& problem : set.problems) log_(true, "site catalog: " + problem);
   if (!set.problems.empty()) {
@@ -159,8 +138,9 @@ bool CatalogWatcher::load() {
 
 bool CatalogWatcher::check_once() {
   std::lock_guard<std::mutex> lock(stamp_mutex_);
-  const std::string now = catalog_dir_stamp(dir_);
-  if (now == stamp_ || recently_changed(dir_)) return false;
+  const FileStamps now = catalog_dir_stamps(dir_);
+  const bool settling = std::any_of(now.begin(), now.end(), [](const auto& file) { return may_be_mid_edit(file.second); });
+  if (now == stamp_ || settling) return false;
   stamp_ = now;
   const CatalogSet set = read_catalog_dir(dir_, must_exist_);
   if (!set.problems.empty()) {

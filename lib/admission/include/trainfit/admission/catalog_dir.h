@@ -13,6 +13,7 @@
 
 #include "trainfit/catalog.h"
 #include "trainfit/export.h"
+#include "trainfit/util/file_stamp.h"
 
 namespace trainfit::admission {
 
@@ -29,17 +30,15 @@ TRAINFIT_API std::string catalog_dir(const std::string& option, bool* explicit_d
 // when must_exist; missing gpus.d/ or models.d/ are not.
 TRAINFIT_API CatalogSet read_catalog_dir(const std::string& dir, bool must_exist);
 
-// Changes whenever a file of DIR's catalogs is added, removed or changed (names, sizes,
-// inodes, mtimes): what a reloader compares.
-TRAINFIT_API std::string catalog_dir_stamp(const std::string& dir);
+// The stamps of DIR's catalog files: differs whenever one is added, removed or changed.
+TRAINFIT_API FileStamps catalog_dir_stamps(const std::string& dir);
 
 // read_catalog_dir, then install_catalogs when it has no problems. Returns the set read
 // (its notes and problems for the caller to print or log); nothing changes on problems.
 TRAINFIT_API CatalogSet load_site_catalogs(const std::string& dir, bool must_exist);
 
 // The job_submit plugin's reload: a thread that looks at DIR's catalog files once a
-// second and, when they changed (and none changed in the last second: an editor may be
-// writing), reads them again and installs them. Invalid files leave the catalogs in use
+// second and, when they changed (and none may be mid-edit, util/file_stamp.h), reads them again and installs them. Invalid files leave the catalogs in use
 // as they are. Jobs never wait for it: lookups read an atomic pointer.
 class TRAINFIT_API CatalogWatcher {
  public:
@@ -65,7 +64,7 @@ class TRAINFIT_API CatalogWatcher {
   Log log_;
   std::function<void(bool)> after_check_;
   std::mutex stamp_mutex_;  // guards stamp_: load(), check_once() and the thread's looks
-  std::string stamp_;
+  FileStamps stamp_;
   std::mutex mutex_;        // guards stopping_ and thread_
   std::condition_variable wake_;
   bool stopping_ = false;
