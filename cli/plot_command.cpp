@@ -47,23 +47,21 @@ std::string temporary_beside(const std::string& path, const char* suffix) {
   return path + ".tmp." + std::to_string(::getpid()) + suffix;
 }
 
-bool write_file(const std::string& path, const std::string& text, std::string* error) {
+Result<bool> write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
   if (!out) {
-    *error = "out='" + path + "' cannot be written";
     std::remove(path.c_str());
-    return false;
+    return make_error(ErrorCode::kInvalidValue, "out", "out='" + path + "' cannot be written");
   }
   return true;
 }
 
-bool publish(const std::string& temporary, const std::string& path, std::string* error) {
+Result<bool> publish(const std::string& temporary, const std::string& path) {
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    *error = "out='" + path + "' cannot be written (rename from " + temporary + " failed)";
     std::remove(temporary.c_str());
-    return false;
+    return make_error(ErrorCode::kInvalidValue, "out", "out='" + path + "' cannot be written (rename from " + temporary + " failed)");
   }
   return true;
 }
@@ -84,23 +82,21 @@ std::string find_rsvg_convert() {
 }
 
 // rsvg-convert -f png -o png svg, without a shell.
-bool convert_to_png(const std::string& tool, const std::string& svg, const std::string& png, std::string* error) {
+Result<bool> convert_to_png(const std::string& tool, const std::string& svg, const std::string& png) {
   std::vector<std::string> args = {tool, "-f", "png", "-o", png, svg};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
   if (posix_spawn(&pid, tool.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
-    *error = "cannot run " + tool;
-    return false;
+    return make_error(ErrorCode::kUnavailable, "out", "cannot run " + tool);
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    *error = tool + " failed to convert the chart to PNG";
     std::remove(png.c_str());
-    return false;
+    return make_error(ErrorCode::kInternal, "out", tool + " failed to convert the chart to PNG");
   }
   return true;
 }
@@ -111,11 +107,11 @@ int write_output(const std::string& out, const std::string& svg) {
     return std::cout ? kWritten : kBadInput;
   }
   const std::string ext = lower_extension(out);
-  std::string error;
   if (ext == "svg") {
     const std::string tmp = temporary_beside(out, ".svg");
-    if (!write_file(tmp, svg, &error) || !publish(tmp, out, &error)) return fail(error);
-    return kWritten;
+    Result<bool> written = write_file(tmp, svg);
+    if (written) written = publish(tmp, out);
+    return written ? kWritten : fail(written.error().message);
   }
   const std::string tool = find_rsvg_convert();
   if (tool.empty()) {
@@ -123,10 +119,11 @@ int write_output(const std::string& out, const std::string& svg) {
                 "(apt-get install librsvg2-bin) or write --out FILE.svg");
   }
   const std::string tmp_svg = temporary_beside(out, ".svg"), tmp_png = temporary_beside(out, ".png");
-  const bool ok = write_file(tmp_svg, svg, &error) && convert_to_png(tool, tmp_svg, tmp_png, &error) &&
-                  publish(tmp_png, out, &error);
+  Result<bool> written = write_file(tmp_svg, svg);
+  if (written) written = convert_to_png(tool, tmp_svg, tmp_png);
+  if (written) written = publish(tmp_png, out);
   std::remove(tmp_svg.c_str());
-  return ok ? kWritten : fail(error);
+  return written ? kWritten : fail(written.error().message);
 }
 
 }  // namespace

@@ -12,23 +12,13 @@ namespace po = boost::program_options;
 namespace trainfit::cli {
 namespace {
 
-// A 200 must be a trainfit response and a 400 a trainfit error; anything else (another
-// server at that URL) counts as that endpoint failing.
-std::string check_answer(const remote::Answer& answer) {
-  if (answer.status == 200) {
-    Result<Response> read = response_from_json(answer.body);
-    return read ? "" : read.error().message;
-  }
-  return error_from_json(answer.body) ? "" : "HTTP 400 that is not a trainfit error";
-}
-
 // --cacert must be a file we can read: a typo is a usage error, not a TLS failure later.
 // The response as a local run prints it, with which endpoint answered (and, on stderr,
 // the endpoints that failed before it).
 void print_answer(const remote::Outcome& outcome, const std::string& format, int* exit_code) {
   const remote::Answer& answer = *outcome.answer;
   ServingInfo serving;
-  const Response r = response_from_json(answer.body, &serving).value();  // checked by check_answer
+  const Response r = response_from_json(answer.body, &serving).value();  // checked by remote::is_trainfit_answer
   const std::string by = "answered by " + answer.endpoint + " (serving_node " + serving.serving_node + ")";
   std::cerr << "trainfit: " << by << (outcome.failures.empty() ? "" : " after " + remote::describe(outcome.failures))
             << "\n";
@@ -76,7 +66,7 @@ RemoteRun estimate_remotely(const remote::Settings& settings, const Request& req
   } catch (const std::exception&) {
     return RemoteRun::kLocal;  // text that is not UTF-8: the local run reports the field
   }
-  const remote::Outcome outcome = remote::post_estimate(settings, body, check_answer);
+  const remote::Outcome outcome = remote::post_estimate(settings, body);
   if (outcome.answer && outcome.answer->status == 400) {
     std::cerr << "trainfit: " << error_from_json(outcome.answer->body)->message << "\n";
     *exit_code = 2;

@@ -15,14 +15,6 @@ extern "C" {
 namespace trainfit::spank {
 namespace {
 
-// A 200 that is not a trainfit response, or a 400 that is not its error, is a failure (""
-// = a good answer: remote::AnswerCheck's convention, lib/remote's).
-std::string check_answer(const remote::Answer& answer) {
-  if (answer.status == 400) return error_from_json(answer.body) ? "" : "HTTP 400 that is not a trainfit error";
-  Result<Response> read = response_from_json(answer.body);
-  return read ? "" : read.error().message;
-}
-
 // The probe sets num_gpus to the layout's product: errors about it are slurmctld's to judge.
 Result<bool> unless_about_num_gpus(const Error& error) {
   if (error.field == "num_gpus") return true;
@@ -59,7 +51,7 @@ Result<bool> check_probe(const remote::Settings& settings, const Request& probe,
   } catch (const std::exception&) {
     return check_probe_locally(probe);  // text that is not UTF-8: resolve() names the field
   }
-  const remote::Outcome outcome = remote::post_estimate(settings, body, check_answer);
+  const remote::Outcome outcome = remote::post_estimate(settings, body);
   if (outcome.answer) {
     if (report) say("trainfit: checked by " + outcome.answer->endpoint);
     if (outcome.answer->status == 400) return unless_about_num_gpus(*error_from_json(outcome.answer->body));
@@ -84,7 +76,7 @@ Result<Response> ServiceEstimator::predict(const Request& request, double headro
   } catch (const std::exception&) {  // text that is not UTF-8: resolve() names the field
     return admission::local_estimator().predict(request, headroom, with_min_gpus);
   }
-  const remote::Outcome outcome = remote::post_estimate(settings_, body, check_answer);
+  const remote::Outcome outcome = remote::post_estimate(settings_, body);
   if (outcome.answer) {
     if (report_) say("trainfit: step checked by " + outcome.answer->endpoint);
     if (outcome.answer->status == 400) return *error_from_json(outcome.answer->body);

@@ -3,6 +3,7 @@
 #include "trainfit/remote/client.h"
 
 #include "curl_api.h"
+#include "trainfit/json.h"
 
 #include <algorithm>
 #include <cctype>
@@ -16,8 +17,8 @@ namespace {
 constexpr const char* kEstimatePath = "/edge/training";
 
 // libcurl, loaded at the first use (curl_api.h).
-const CurlApi& curl() { return *curl_api(nullptr); }
-bool curl_ready() { return curl_api(nullptr) != nullptr; }
+// Only after post_estimate saw curl_api() succeed.
+const CurlApi& curl() { return *curl_api().value(); }
 
 std::string trimmed(const std::string& text) {
   const size_t first = text.find_first_not_of(" \t");
@@ -37,7 +38,7 @@ bool has_http_scheme(const std::string& url) {
 
 // The URL libcurl will use, or "" when it is not an http(s) URL with a host.
 std::string estimate_url(const std::string& url) {
-  if (!has_http_scheme(url) || !curl_ready()) return "";
+  if (!has_http_scheme(url) || !curl_api()) return "";
   std::unique_ptr<CURLU, void (*)(CURLU*)> parsed(curl().url(), curl().url_cleanup);
   if (!parsed || curl().url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
   char* host = nullptr;
@@ -106,29 +107,22 @@ std::string why_failed(CURLcode code, const Body& body, const char* error_text) 
   return detail;
 }
 
+Error endpoint_failed(const std::string& why) { return make_error(ErrorCode::kUnavailable, "endpoint", why); }
+
 // One endpoint: an Answer, or why there is none.
-std::optional<Answer> post_once(const Settings& s, const std::string& url, const std::string& json, std::string* why) {
+Result<Answer> post_once(const Settings& s, const std::string& url, const std::string& json) {
   std::unique_ptr<CURL, void (*)(CURL*)> handle(curl().easy_init(), curl().easy_cleanup);
   std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers(
       curl().slist_append(nullptr, "Content-Type: application/json"), curl().slist_free_all);
-  if (!handle || !headers) {
-    *why = "libcurl could not start a transfer";
-    return std::nullopt;
-  }
+  if (!handle || !headers) return endpoint_failed("libcurl could not start a transfer");
   Body body;
   char error_text[CURL_ERROR_SIZE] = {0};
   set_options(handle.get(), s, url, json, headers.get(), &body, error_text);
   const CURLcode code = curl().easy_perform(handle.get());
-  if (code != CURLE_OK) {
-    *why = why_failed(code, body, error_text);
-    return std::nullopt;
-  }
+  if (code != CURLE_OK) return endpoint_failed(why_failed(code, body, error_text));
   long status = 0;
   curl().easy_getinfo(handle.get(), CURLINFO_RESPONSE_CODE, &status);
-  if (status != 200 && status != 400) {
-    *why = "HTTP " + std::to_string(status);
-    return std::nullopt;
-  }
+  if (status != 200 && status != 400) return endpoint_failed("HTTP " + std::to_string(status));
   return Answer{url, status, std::move(body.text)};
 }
 
@@ -199,19 +193,30 @@ Result<std::optional<Settings>> parse_settings(const SettingsWords& given, const
   return std::optional<Settings>(s);
 }
 
-Outcome post_estimate(const Settings& settings, const std::string& request_json, AnswerCheck check) {
+Result<bool> is_trainfit_answer(const Answer& answer) {
+  if (answer.status == 400) {
+    if (error_from_json(answer.body)) return true;
+    return endpoint_failed("HTTP 400 that is not a trainfit error");
+  }
+  Result<Response> read = response_from_json(answer.body);
+  if (!read) return endpoint_failed(read.error().message);
+  return true;
+}
+
+Outcome post_estimate(const Settings& settings, const std::string& request_json) {
   Outcome outcome;
   for (const std::string& url : settings.endpoints) {
-    std::string why;
-    std::optional<Answer> answer = curl_ready() ? post_once(settings, url, request_json, &why) : std::nullopt;
-    if (answer && check != nullptr && !(why = check(*answer)).empty()) answer.reset();
+    Result<const CurlApi*> api = curl_api();
+    Result<Answer> answer = api ? post_once(settings, url, request_json) : api.error();
     if (answer) {
-      outcome.answer = std::move(answer);
+      Result<bool> usable = is_trainfit_answer(answer.value());
+      if (!usable) answer = usable.error();
+    }
+    if (answer) {
+      outcome.answer = std::move(answer).value();
       break;
     }
-    const char* unavailable = "";
-    if (!curl_ready()) curl_api(&unavailable);
-    outcome.failures.push_back({url, curl_ready() ? why : std::string(unavailable)});
+    outcome.failures.push_back({url, answer.error().message});
   }
   return outcome;
 }

@@ -15,7 +15,7 @@ bool bind(void* library, const char* name, F* slot) {
 
 }  // namespace
 
-const CurlApi* curl_api(const char** why) {
+Result<const CurlApi*> curl_api() {
   static std::once_flag once;
   static CurlApi api;
   static const CurlApi* loaded = nullptr;
@@ -48,7 +48,7 @@ const CurlApi* curl_api(const char** why) {
     }
     loaded = &api;  // never dlclose'd: libcurl's own atexit handlers may still run
   });
-  if (why != nullptr) *why = problem;
+  if (loaded == nullptr) return make_error(ErrorCode::kUnavailable, "endpoint", problem);
   return loaded;
 }
 

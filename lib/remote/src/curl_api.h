@@ -6,6 +6,8 @@
 
 #include <curl/curl.h>
 
+#include "trainfit/error.h"
+
 namespace trainfit::remote {
 
 struct CurlApi {
@@ -25,8 +27,8 @@ struct CurlApi {
   void (*free)(void* pointer);
 };
 
-// The loaded and initialised library (curl_global_init done once), or nullptr when
-// libcurl.so.4 cannot be loaded or lacks a function; *why says which.
-const CurlApi* curl_api(const char** why);
+// The loaded and initialised library (curl_global_init done once), or kUnavailable saying
+// why not: libcurl.so.4 cannot be loaded or lacks a function.
+Result<const CurlApi*> curl_api();
 
 }  // namespace trainfit::remote

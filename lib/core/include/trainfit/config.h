@@ -150,8 +150,8 @@ struct Resolved {
 TRAINFIT_API Result<Resolved> resolve(const Request& request);
 
 // Checks the divisibility rules that depend on num_gpus / seq_length, which
-// min-GPU search and sweeps vary. Returns "" when valid, else the reason.
-TRAINFIT_API std::string layout_problem(const Config& config);
+// min-GPU search and sweeps vary; the error's field is num_gpus or seq_length.
+TRAINFIT_API Result<bool> check_layout(const Config& config);
 
 TRAINFIT_API const char* to_string(Precision value);
 TRAINFIT_API const char* to_string(Optimizer value);

@@ -15,36 +15,37 @@ Error hf_error(const std::string& message) {
 }
 
 // Reads a positive integer field; leaves *out as it is when absent or null.
-bool read_int(const json& doc, const char* key, int64_t* out, std::string* problem) {
+Result<bool> read_int(const json& doc, const char* key, int64_t* out) {
   if (!doc.contains(key) || doc[key].is_null()) return true;
   const json& value = doc[key];
   if (!value.is_number_integer() || value.get<int64_t>() <= 0) {
-    *problem = std::string("'") + key + "' must be a positive integer, got " + value.dump();
-    return false;
+    return hf_error(std::string("'") + key + "' must be a positive integer, got " + value.dump());
   }
   *out = value.get<int64_t>();
   return true;
 }
 
 // Reads a boolean field; leaves *out as it is (the family's default) when absent or null.
-bool read_bool(const json& doc, const char* key, bool* out, std::string* problem) {
+Result<bool> read_bool(const json& doc, const char* key, bool* out) {
   if (!doc.contains(key) || doc[key].is_null()) return true;
-  if (!doc[key].is_boolean()) {
-    *problem = std::string("'") + key + "' must be true or false, got " + doc[key].dump();
-    return false;
-  }
+  if (!doc[key].is_boolean()) return hf_error(std::string("'") + key + "' must be true or false, got " + doc[key].dump());
   *out = doc[key].get<bool>();
   return true;
 }
 
 // A string field ("" when absent or null).
-bool read_string(const json& doc, const char* key, std::string* out, std::string* problem) {
+Result<bool> read_string(const json& doc, const char* key, std::string* out) {
   if (!doc.contains(key) || doc[key].is_null()) return true;
-  if (!doc[key].is_string()) {
-    *problem = std::string("'") + key + "' must be a string, got " + doc[key].dump();
-    return false;
-  }
+  if (!doc[key].is_string()) return hf_error(std::string("'") + key + "' must be a string, got " + doc[key].dump());
   *out = doc[key].get<std::string>();
+  return true;
+}
+
+// The first failure of reads made in order (each leaves its output alone when it fails).
+Result<bool> first_failure(std::initializer_list<Result<bool>> reads) {
+  for (const Result<bool>& read : reads) {
+    if (!read) return read;
+  }
   return true;
 }
 
@@ -67,7 +68,6 @@ enum class Family { kLlama, kQwen2, kQwen3, kQwen3Moe, kGemma, kGemma2, kGemma3 
 // Gemma's RMSNorm scales by (1 + w): the same one h-vector of weights per norm.
 Result<Geometry> read_decoder(const json& doc, Family family) {
   Geometry g;
-  std::string problem;
   const bool gemma = family == Family::kGemma || family == Family::kGemma2 || family == Family::kGemma3;
   if (gemma) g.vocab = family == Family::kGemma3 ? 262208 : 256000;
   int64_t head_dim = gemma ? 256 : family == Family::kQwen3 ? 128 : 0;
@@ -75,25 +75,26 @@ Result<Geometry> read_decoder(const json& doc, Family family) {
   bool bias = false;
   std::string act = "silu";
   g.tied = gemma;
-  if (!read_int(doc, "hidden_size", &g.hidden, &problem) ||
-      !read_int(doc, "num_hidden_layers", &g.layers, &problem) ||
-      !read_int(doc, "num_attention_heads", &g.heads, &problem) ||
-      !read_int(doc, "num_key_value_heads", &g.kv_heads, &problem) ||
-      !read_int(doc, "intermediate_size", &g.ffn, &problem) ||
-      !read_int(doc, "vocab_size", &g.vocab, &problem) ||
-      !read_int(doc, "kv_channels", &kv_channels, &problem) ||
-      !read_int(doc, "head_dim", &head_dim, &problem) ||
-      !read_bool(doc, "tie_word_embeddings", &g.tied, &problem) ||
-      !read_bool(doc, "attention_bias", &bias, &problem) || !read_string(doc, "hidden_act", &act, &problem)) {
-    return hf_error(problem);
+  if (Result<bool> read = first_failure({read_int(doc, "hidden_size", &g.hidden),
+                      read_int(doc, "num_hidden_layers", &g.layers),
+                      read_int(doc, "num_attention_heads", &g.heads),
+                      read_int(doc, "num_key_value_heads", &g.kv_heads),
+                      read_int(doc, "intermediate_size", &g.ffn),
+                      read_int(doc, "vocab_size", &g.vocab),
+                      read_int(doc, "kv_channels", &kv_channels),
+                      read_int(doc, "head_dim", &head_dim),
+                      read_bool(doc, "tie_word_embeddings", &g.tied),
+                      read_bool(doc, "attention_bias", &bias),
+                      read_string(doc, "hidden_act", &act)}); !read) {
+    return read.error();
   }
   if (family == Family::kQwen3Moe) {
     int64_t sparse_step = 1;
-    if (!read_int(doc, "num_experts", &g.experts, &problem) ||
-        !read_int(doc, "num_experts_per_tok", &g.top_k, &problem) ||
-        !read_int(doc, "moe_intermediate_size", &g.moe_ffn, &problem) ||
-        !read_int(doc, "decoder_sparse_step", &sparse_step, &problem)) {
-      return hf_error(problem);
+    if (Result<bool> read = first_failure({read_int(doc, "num_experts", &g.experts),
+                        read_int(doc, "num_experts_per_tok", &g.top_k),
+                        read_int(doc, "moe_intermediate_size", &g.moe_ffn),
+                        read_int(doc, "decoder_sparse_step", &sparse_step)}); !read) {
+      return read.error();
     }
     if (g.experts == 0 || g.top_k == 0 || g.moe_ffn == 0) {
       return hf_error("qwen3_moe needs 'num_experts', 'num_experts_per_tok' and 'moe_intermediate_size'");
@@ -106,9 +107,9 @@ Result<Geometry> read_decoder(const json& doc, Family family) {
     }
     if (g.ffn == 0) g.ffn = g.moe_ffn;  // intermediate_size sizes only the mlp_only_layers
   } else if (family == Family::kLlama) {
-    if (!read_int(doc, "num_local_experts", &g.experts, &problem) ||
-        !read_int(doc, "num_experts_per_tok", &g.top_k, &problem)) {
-      return hf_error(problem);
+    if (Result<bool> read = first_failure({read_int(doc, "num_local_experts", &g.experts),
+                        read_int(doc, "num_experts_per_tok", &g.top_k)}); !read) {
+      return read.error();
     }
     if (g.experts > 0) {  // Mixtral: every expert is an intermediate_size SwiGLU MLP
       g.moe_ffn = g.ffn;
@@ -136,15 +137,16 @@ Result<Geometry> read_decoder(const json& doc, Family family) {
 Result<Geometry> read_gpt2(const json& doc) {
   // GPT2Config: n_embd, n_layer, n_head, n_inner (None -> 4*n_embd), tied, learned positions.
   Geometry g;
-  std::string problem;
   int64_t inner = 0;
   g.tied = true;
-  if (!read_int(doc, "n_embd", &g.hidden, &problem) || !read_int(doc, "n_layer", &g.layers, &problem) ||
-      !read_int(doc, "n_head", &g.heads, &problem) || !read_int(doc, "n_inner", &inner, &problem) ||
-      !read_int(doc, "vocab_size", &g.vocab, &problem) ||
-      !read_int(doc, "n_positions", &g.learned_positions, &problem) ||
-      !read_bool(doc, "tie_word_embeddings", &g.tied, &problem)) {
-    return hf_error(problem);
+  if (Result<bool> read = first_failure({read_int(doc, "n_embd", &g.hidden),
+                      read_int(doc, "n_layer", &g.layers),
+                      read_int(doc, "n_head", &g.heads),
+                      read_int(doc, "n_inner", &inner),
+                      read_int(doc, "vocab_size", &g.vocab),
+                      read_int(doc, "n_positions", &g.learned_positions),
+                      read_bool(doc, "tie_word_embeddings", &g.tied)}); !read) {
+    return read.error();
   }
   g.kv_heads = g.heads;
   g.ffn = inner > 0 ? inner : 4 * g.hidden;
@@ -168,8 +170,7 @@ Result<Geometry> geometry_from_hf_config(const std::string& text) {
     }
     if (!doc.is_object()) return hf_error("top level must be a JSON object");
     std::string type;
-    std::string problem;
-    if (!read_string(doc, "model_type", &type, &problem)) return hf_error(problem);
+    if (Result<bool> read = read_string(doc, "model_type", &type); !read) return read.error();
     // Gemma3ForConditionalGeneration (model_type "gemma3") nests its language model under
     // text_config (a Gemma3TextConfig); only that text model is read. Its SigLIP vision tower
     // (vision_config, ~417M parameters in the 4B/12B/27B releases) and the multimodal projector

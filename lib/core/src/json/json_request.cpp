@@ -1,4 +1,5 @@
 // JSON -> Request. Types are checked per field; JSON errors carry the byte offset.
+#include <optional>
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -12,8 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string as_text(const json& value, FieldKind kind, bool* ok) {
-  *ok = true;
+// The value as the text set_field_from_text takes; nothing when its JSON type is not the kind's.
+std::optional<std::string> as_text(const json& value, FieldKind kind) {
   switch (kind) {
     case FieldKind::kInt:
       if (value.is_number_integer()) return std::to_string(value.get<int64_t>());
@@ -36,8 +37,7 @@ std::string as_text(const json& value, FieldKind kind, bool* ok) {
       if (value.is_string()) return value.get<std::string>();
       break;
   }
-  *ok = false;
-  return "";
+  return std::nullopt;
 }
 
 const char* kind_name(FieldKind kind) {
@@ -109,16 +109,15 @@ Result<Request> request_from_json(const std::string& text) {
       // JSON uses the field names only; CLI flags are not JSON keys.
       if (spec == nullptr || it.key() != spec->name) return unknown_field_error(it.key());
       if (it.value().is_null()) continue;  // null = not given
-      bool ok = false;
-      const std::string value = as_text(it.value(), spec->kind, &ok);
-      if (!ok) {
+      const std::optional<std::string> value = as_text(it.value(), spec->kind);
+      if (!value) {
         std::string shown = it.value().dump();
         if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
         return make_error(ErrorCode::kInvalidValue, spec->name,
                           std::string(spec->name) + "=" + shown + " is not valid; expected " + kind_name(spec->kind) +
                               " (" + spec->accepted + ")");
       }
-      Result<bool> set = set_field_from_text(request, spec->name, value);
+      Result<bool> set = set_field_from_text(request, spec->name, *value);
       if (!set) return set.error();
     }
     return request;

@@ -29,7 +29,7 @@ std::vector<Change> with_gpus(std::vector<Change> changes, int64_t gpus) {
   return changes;
 }
 
-bool valid(const Config& c) { return layout_problem(c).empty() && c.geo.heads % c.tp == 0; }
+bool valid(const Config& c) { return check_layout(c).ok() && c.geo.heads % c.tp == 0; }
 
 // Single changes to a config, cheapest first.
 std::vector<Candidate> candidates_for(const Config& c) {

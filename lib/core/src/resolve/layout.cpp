@@ -129,35 +129,36 @@ Result<bool> resolve_layout(const Request& r, Config* c, Notes* notes) {
     Result<bool> done = step(r, *c, *notes);
     if (!done) return done;
   }
-  const Config& config = *c;
-  const std::string problem = layout_problem(config);
-  if (!problem.empty()) {
-    const bool seq = problem.rfind("seq_length", 0) == 0;
-    return make_error(ErrorCode::kInconsistent, seq ? "seq_length" : "num_gpus", problem);
-  }
-  return true;
+  return check_layout(*c);
 }
 
 }  // namespace resolving
 
-std::string layout_problem(const Config& c) {
+Result<bool> check_layout(const Config& c) {
+  const auto inconsistent = [](const char* field, const std::string& message) {
+    return make_error(ErrorCode::kInconsistent, field, message);
+  };
   const int64_t mp = c.tp * c.pp * c.cp;
   if (c.num_gpus % mp != 0) {
-    return "num_gpus=" + std::to_string(c.num_gpus) + " is not a multiple of tensor_parallel*pipeline_parallel*context_parallel=" +
-           std::to_string(mp);
+    return inconsistent("num_gpus", "num_gpus=" + std::to_string(c.num_gpus) +
+                                        " is not a multiple of tensor_parallel*pipeline_parallel*context_parallel=" +
+                                        std::to_string(mp));
   }
   if (c.ep > 1 && (c.num_gpus / (c.tp * c.pp)) % c.ep != 0) {
-    return "num_gpus=" + std::to_string(c.num_gpus) + " gives " + std::to_string(c.num_gpus / (c.tp * c.pp)) +
-           " data-parallel ranks, not a multiple of expert_parallel=" + std::to_string(c.ep);
+    return inconsistent("num_gpus", "num_gpus=" + std::to_string(c.num_gpus) + " gives " +
+                                        std::to_string(c.num_gpus / (c.tp * c.pp)) +
+                                        " data-parallel ranks, not a multiple of expert_parallel=" + std::to_string(c.ep));
   }
   if (c.seq_length % c.cp != 0) {
-    return "seq_length=" + std::to_string(c.seq_length) + " is not a multiple of context_parallel=" + std::to_string(c.cp);
+    return inconsistent("seq_length", "seq_length=" + std::to_string(c.seq_length) +
+                                          " is not a multiple of context_parallel=" + std::to_string(c.cp));
   }
   if (c.sp && (c.seq_length / c.cp) % c.tp != 0) {
-    return "seq_length=" + std::to_string(c.seq_length) + " per context-parallel rank is not a multiple of tensor_parallel=" +
-           std::to_string(c.tp) + " (sequence parallelism splits the sequence)";
+    return inconsistent("seq_length", "seq_length=" + std::to_string(c.seq_length) +
+                                          " per context-parallel rank is not a multiple of tensor_parallel=" +
+                                          std::to_string(c.tp) + " (sequence parallelism splits the sequence)");
   }
-  return "";
+  return true;
 }
 
 }  // namespace trainfit

@@ -69,14 +69,15 @@ struct Outcome {
   std::vector<Failure> failures;  // in the order tried
 };
 
-// Whether an answer is usable: "" if so, else why not (e.g. a 200 that is not a trainfit
-// response: another server at that URL). That endpoint then counts as failed.
-using AnswerCheck = std::string (*)(const Answer& answer);
+// Whether an answer is trainfit's: a 200 that is a trainfit response or a 400 that is a
+// trainfit error. Anything else (another server at that URL) is kUnavailable, saying why:
+// that endpoint then counts as failed.
+Result<bool> is_trainfit_answer(const Answer& answer);
 
-// POSTs the request JSON to each endpoint in turn until one answers 200 or 400 (and
-// passes check); a connection failure, a timeout, a TLS failure, an over-long body or
-// any other status moves on to the next.
-Outcome post_estimate(const Settings& settings, const std::string& request_json, AnswerCheck check = nullptr);
+// POSTs the request JSON to each endpoint in turn until one gives a trainfit answer (200 or
+// 400, is_trainfit_answer); a connection failure, a timeout, a TLS failure, an over-long
+// body or any other answer moves on to the next.
+Outcome post_estimate(const Settings& settings, const std::string& request_json);
 
 // "http://a:1 (connection refused), https://b (timed out after 500 ms)"
 std::string describe(const std::vector<Failure>& failures);
