@@ -96,7 +96,7 @@ bool use_site_catalogs(const std::string& option, bool print_notes, std::ostream
   bool named = false;
   const std::string dir = admission::catalog_dir(option, &named);
   const CatalogSet set = admission::load_site_catalogs(dir, named);
-  for (const std::string& problem : set.problems) err << "trainfit: " << problem << "\n";
+  for (const Error& problem : set.problems) err << "trainfit: " << problem.message << "\n";
   if (!set.problems.empty()) {
     err << "trainfit: the site catalogs in " << dir << " are not valid (see 'trainfit check-config')\n";
     return false;
@@ -148,7 +148,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
   bool named = false;
   const std::string dir = admission::catalog_dir(catalog_dir_option, &named);
   const CatalogSet set = admission::load_site_catalogs(dir, named);
-  for (const std::string& problem : set.problems) std::cout << problem << "\n";
+  for (const Error& problem : set.problems) std::cout << problem.message << "\n";
   problems += set.problems.size();
   if (!quiet) {
     for (const std::string& note : set.notes) std::cerr << "trainfit: note: " << note << "\n";

@@ -52,6 +52,22 @@ std::string joined(const std::vector<std::string>& lines) {
   return out;
 }
 
+std::vector<std::string> messages(const std::vector<Error>& problems) {
+  std::vector<std::string> out;
+  for (const Error& problem : problems) out.push_back(problem.message);
+  return out;
+}
+bool has(const std::vector<Error>& problems, const std::string& text) { return has(messages(problems), text); }
+std::string joined(const std::vector<Error>& problems) { return joined(messages(problems)); }
+
+// The problem at this line about this field, if there is one.
+const Error* problem_at(const std::vector<Error>& problems, int line, const std::string& field) {
+  for (const Error& problem : problems) {
+    if (problem.line == line && problem.field == field) return &problem;
+  }
+  return nullptr;
+}
+
 TEST_F(SiteCatalog, AddsGpusAndModels) {
   const size_t builtin_gpus = gpu_catalog().size(), builtin_models = model_catalog().size();
   ASSERT_FALSE(gpu_in_catalog("a40"));
@@ -99,7 +115,9 @@ TEST_F(SiteCatalog, ArchitectureSaysWhatAGpuIs) {
                                           R"({"gpus": [{"name": "x9", "architecture": "hoppr", "capacity_bytes": 85520809984}]})"}},
                                         {});
   ASSERT_EQ(bad.problems.size(), 1u) << joined(bad.problems);
-  EXPECT_NE(bad.problems[0].find("architecture='hoppr' is not valid; accepted: "), std::string::npos) << bad.problems[0];
+  EXPECT_EQ(bad.problems[0].code, ErrorCode::kInvalidValue);
+  EXPECT_EQ(bad.problems[0].field, "architecture");
+  EXPECT_NE(bad.problems[0].message.find("architecture='hoppr' is not valid; accepted: "), std::string::npos) << bad.problems[0].message;
 }
 
 TEST_F(SiteCatalog, LaterFilesOverrideEarlierAndTheBuiltIn) {
@@ -121,6 +139,9 @@ TEST_F(SiteCatalog, LaterFilesOverrideEarlierAndTheBuiltIn) {
 struct BadCase {
   const char* text;
   const char* expected;  // a substring of the one problem, with file:line
+  int line;              // the line of the text the mistake is on
+  const char* field;     // the catalog field at fault ("" for the file as a whole)
+  ErrorCode code;
 };
 
 class BadGpuFile : public SiteCatalog, public ::testing::WithParamInterface<BadCase> {};
@@ -128,7 +149,11 @@ class BadGpuFile : public SiteCatalog, public ::testing::WithParamInterface<BadC
 TEST_P(BadGpuFile, NamesFileLineFieldValueAndAccepted) {
   const CatalogSet set = merge_catalogs({{"/etc/trainfit/gpus.d/50-bad.json", GetParam().text}}, {});
   ASSERT_EQ(set.problems.size(), 1u) << joined(set.problems);
-  EXPECT_NE(set.problems[0].find(GetParam().expected), std::string::npos) << set.problems[0];
+  const Error& problem = set.problems[0];
+  EXPECT_NE(problem.message.find(GetParam().expected), std::string::npos) << problem.message;
+  EXPECT_EQ(problem.line, GetParam().line) << problem.message;
+  EXPECT_EQ(problem.field, GetParam().field) << problem.message;
+  EXPECT_EQ(problem.code, GetParam().code) << error_code_name(problem.code) << ": " << problem.message;
   EXPECT_FALSE(install_catalogs(set));
 }
 
@@ -136,17 +161,23 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, BadGpuFile,
     ::testing::Values(
         BadCase{"{\"gpus\": [\n  {\"name\": \"a40\",\n   \"capacity_bytes\": 48}\n]}",
-                "/etc/trainfit/gpus.d/50-bad.json:3: gpus[0] 'a40': capacity_bytes='48' is not valid; accepted: bytes"},
+                "/etc/trainfit/gpus.d/50-bad.json:3: gpus[0] 'a40': capacity_bytes='48' is not valid; accepted: bytes", 3,
+                "capacity_bytes", ErrorCode::kInvalidValue},
         BadCase{"{\"gpus\": [\n  {\"name\": \"a40\", \"capacity_bytes\": 48305799168},\n  {\"name\": \"x\", \"capacity_bytes\": 48305799168,\n"
                 "   \"capacity_byte\": 1}\n]}",
-                "50-bad.json:4: gpus[1] 'x': unknown field 'capacity_byte' (did you mean 'capacity_bytes'?)"},
+                "50-bad.json:4: gpus[1] 'x': unknown field 'capacity_byte' (did you mean 'capacity_bytes'?)", 4, "capacity_byte",
+                ErrorCode::kUnknownField},
         BadCase{"{\"gpus\": [\n  {\"name\": \"a 40\", \"capacity_bytes\": 48305799168}]}",
-                "50-bad.json:2: gpus[0] 'a 40': name='a 40' is not valid; accepted: a name of 1 to 64"},
-        BadCase{"{\"gpus\": [\n\n  {\"name\": \"a40\"}]}", "50-bad.json:3: gpus[0] 'a40': capacity_bytes is missing"},
-        BadCase{"{\"gpus\": [\n  {\"name\": \"a40\", \"capacity_bytes\": 48305799168,}\n]}", "50-bad.json:2: not valid JSON"},
-        BadCase{"{\"models\": []}", "50-bad.json:1: has no \"gpus\" array (it has 'models': it belongs in models.d/)"},
+                "50-bad.json:2: gpus[0] 'a 40': name='a 40' is not valid; accepted: a name of 1 to 64", 2, "name",
+                ErrorCode::kInvalidValue},
+        BadCase{"{\"gpus\": [\n\n  {\"name\": \"a40\"}]}", "50-bad.json:3: gpus[0] 'a40': capacity_bytes is missing", 3, "capacity_bytes",
+                ErrorCode::kMissing},
+        BadCase{"{\"gpus\": [\n  {\"name\": \"a40\", \"capacity_bytes\": 48305799168,}\n]}", "50-bad.json:2: not valid JSON", 2, "", ErrorCode::kMalformed},
+        BadCase{"{\"models\": []}", "50-bad.json:1: has no \"gpus\" array (it has 'models': it belongs in models.d/)", 1, "gpus",
+                ErrorCode::kMissing},
         BadCase{"{\"gpus\": [\n {\"name\": \"a40\", \"capacity_bytes\": 48305799168,\n  \"aliases\": [\"h100-sxm\"]}]}",
-                "50-bad.json:2: gpu 'a40': the spelling 'h100_sxm' already names gpu 'h100' (the built-in entry)"}));
+                "50-bad.json:2: gpu 'a40': the spelling 'h100_sxm' already names gpu 'h100' (the built-in entry)", 2, "aliases",
+                ErrorCode::kInconsistent}));
 
 TEST_F(SiteCatalog, ModelProblemsNameTheField) {
   const CatalogSet set = merge_catalogs(
@@ -165,6 +196,14 @@ TEST_F(SiteCatalog, ModelProblemsNameTheField) {
       << joined(set.problems);
   EXPECT_TRUE(has(set.problems, "m.json:6: models[2] 'm3': layers='-1' is not valid; accepted: an integer from 1 to"))
       << joined(set.problems);
+  // Each at the line and field that hold the mistake, and of its kind.
+  for (const auto& [line, field, code] : {std::make_tuple(3, "kv_heads", ErrorCode::kInconsistent),
+                                          std::make_tuple(5, "mlp", ErrorCode::kInvalidValue),
+                                          std::make_tuple(6, "layers", ErrorCode::kInvalidValue)}) {
+    const Error* problem = problem_at(set.problems, line, field);
+    ASSERT_NE(problem, nullptr) << "line " << line << ", " << field << ":\n" << joined(set.problems);
+    EXPECT_EQ(problem->code, code) << problem->message;
+  }
 }
 
 // Lookups while catalogs are swapped (what slurmctld's RPC threads do during a reload):
@@ -244,7 +283,9 @@ TEST_F(SiteDir, MissingFolderIsAProblemOnlyWhenNamed) {
   EXPECT_TRUE(admission::read_catalog_dir(dir_ + "/absent", false).problems.empty());
   const CatalogSet set = admission::read_catalog_dir(dir_ + "/absent", true);
   ASSERT_EQ(set.problems.size(), 1u);
-  EXPECT_NE(set.problems[0].find(dir_ + "/absent: not found"), std::string::npos) << set.problems[0];
+  EXPECT_EQ(set.problems[0].code, ErrorCode::kMissing);
+  EXPECT_EQ(set.problems[0].line, 0);
+  EXPECT_NE(set.problems[0].message.find(dir_ + "/absent: not found"), std::string::npos) << set.problems[0].message;
 }
 
 TEST_F(SiteDir, WatcherReloadsChangedFilesAndKeepsTheOldOnesOnError) {

@@ -12,7 +12,7 @@ Result<std::string> read_catalogs(const Settings& settings) {
   bool named = false;
   const std::string dir = admission::catalog_dir(settings.catalog_dir, &named);
   const CatalogSet set = admission::load_site_catalogs(dir, named);
-  for (const std::string& problem : set.problems) say_error("spank_trainfit: site catalog: " + problem);
+  for (const Error& problem : set.problems) say_error("spank_trainfit: site catalog: " + problem.message);
   if (!set.problems.empty()) say_error("spank_trainfit: site catalogs in " + dir + " not valid; using the built-in catalogs");
   Result<const GpuSpec*> gpu = find_gpu(settings.default_gpu);
   if (!gpu) {

@@ -19,17 +19,22 @@
 namespace trainfit::admission {
 namespace {
 
+// A problem with a catalog folder as a whole: "FOLDER: reason".
+Error folder_problem(const std::string& folder, std::string reason, ErrorCode code = ErrorCode::kInvalidValue) {
+  return located_error(code, "catalog_dir", folder, 0, std::move(reason));
+}
+
 bool ends_with_json(const std::string& name) {
   return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
 }
 
 // The *.json names of a folder, sorted (byte order, as `LC_ALL=C ls`); hidden files
 // (editors' .swp, .#) skipped. Missing folder: no names, no problem.
-std::vector<std::string> json_names(const std::string& folder, std::vector<std::string>* problems) {
+std::vector<std::string> json_names(const std::string& folder, std::vector<Error>* problems) {
   std::vector<std::string> names;
   DIR* d = ::opendir(folder.c_str());
   if (d == nullptr) {
-    if (errno != ENOENT) problems->push_back(folder + ": cannot be read: " + std::strerror(errno));
+    if (errno != ENOENT) problems->push_back(folder_problem(folder, std::string("cannot be read: ") + std::strerror(errno)));
     return names;
   }
   size_t seen = 0;
@@ -37,8 +42,8 @@ std::vector<std::string> json_names(const std::string& folder, std::vector<std::
     const std::string name = entry->d_name;
     if (name.empty() || name[0] == '.' || !ends_with_json(name)) continue;
     if (++seen > kMaxCatalogFiles) {
-      problems->push_back(folder + ": has more than " + std::to_string(kMaxCatalogFiles) +
-                          " *.json files; accepted: at most " + std::to_string(kMaxCatalogFiles));
+      problems->push_back(folder_problem(folder, "has more than " + std::to_string(kMaxCatalogFiles) +
+                                                     " *.json files; accepted: at most " + std::to_string(kMaxCatalogFiles)));
       names.clear();
       break;
     }
@@ -49,13 +54,13 @@ std::vector<std::string> json_names(const std::string& folder, std::vector<std::
   return names;
 }
 
-std::vector<CatalogText> read_folder(const std::string& folder, std::vector<std::string>* problems) {
+std::vector<CatalogText> read_folder(const std::string& folder, std::vector<Error>* problems) {
   std::vector<CatalogText> files;
   for (const std::string& name : json_names(folder, problems)) {
     const std::string path = folder + "/" + name;
     Result<std::string> text = read_regular_file(path, kMaxCatalogFileBytes);
     if (!text) {
-      problems->push_back(path + ":1: " + text.error().reason);
+      problems->push_back(located_error(text.error().code, "file", path + ":1", 1, text.error().reason));
       continue;
     }
     files.push_back(CatalogText{path, std::move(text).value()});
@@ -65,7 +70,7 @@ std::vector<CatalogText> read_folder(const std::string& folder, std::vector<std:
 
 // Each catalog file's stamp, named by its path: a file added, removed or changed changes the list.
 void add_stamps_of_folder(const std::string& folder, FileStamps* out) {
-  std::vector<std::string> ignored;
+  std::vector<Error> ignored;
   for (const std::string& name : json_names(folder, &ignored)) {
     const std::string path = folder + "/" + name;
     out->emplace_back(path, file_stamp(path));
@@ -84,16 +89,17 @@ std::string catalog_dir(const std::string& option, bool* explicit_dir) {
 }
 
 CatalogSet read_catalog_dir(const std::string& dir, bool must_exist) {
-  std::vector<std::string> problems;
+  std::vector<Error> problems;
   struct stat st;
   std::vector<CatalogText> gpus, models;
   if (::stat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT || must_exist) {
-      problems.push_back(dir + ": " + (errno == ENOENT ? std::string("not found") : std::strerror(errno)) +
-                         "; accepted: a folder holding gpus.d/*.json and models.d/*.json");
+      problems.push_back(folder_problem(dir, (errno == ENOENT ? std::string("not found") : std::strerror(errno)) +
+                                                 "; accepted: a folder holding gpus.d/*.json and models.d/*.json",
+                                        errno == ENOENT ? ErrorCode::kMissing : ErrorCode::kUnavailable));
     }
   } else if (!S_ISDIR(st.st_mode)) {
-    problems.push_back(dir + ": is " + file_kind(st.st_mode) + ", not a folder");
+    problems.push_back(folder_problem(dir, std::string("is ") + file_kind(st.st_mode) + ", not a folder"));
   } else {
     gpus = read_folder(dir + "/gpus.d", &problems);
     models = read_folder(dir + "/models.d", &problems);
@@ -126,7 +132,7 @@ bool CatalogWatcher::load() {
   std::lock_guard<std::mutex> lock(stamp_mutex_);
   stamp_ = catalog_dir_stamps(dir_);
   const CatalogSet set = load_site_catalogs(dir_, must_exist_);
-  for (const std::string& problem : set.problems) log_(true, "site catalog: " + problem);
+  for (const Error& problem : set.problems) log_(true, "site catalog: " + problem.message);
   if (!set.problems.empty()) {
     log_(true, "site catalogs in " + dir_ + " not valid; using the built-in catalogs (" +
                    std::to_string(gpu_catalog().size()) + " GPUs, " + std::to_string(model_catalog().size()) + " models)");
@@ -144,7 +150,7 @@ bool CatalogWatcher::check_once() {
   stamp_ = now;
   const CatalogSet set = read_catalog_dir(dir_, must_exist_);
   if (!set.problems.empty()) {
-    for (const std::string& problem : set.problems) log_(true, "site catalog: " + problem);
+    for (const Error& problem : set.problems) log_(true, "site catalog: " + problem.message);
     log_(true, "site catalogs in " + dir_ + " changed but are not valid; the catalogs in use stay");
     return false;
   }

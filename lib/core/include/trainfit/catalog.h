@@ -51,7 +51,9 @@ struct CatalogSet {
   std::vector<ModelPreset> models;
   std::vector<GpuSpec> gpus;
   std::vector<std::string> notes;     // "FILE:LINE: gpu 'a40' added (...)", "... overrides ..."
-  std::vector<std::string> problems;  // "FILE:LINE: message", every mistake found
+  // Every mistake found, each located: message "FILE:LINE: reason" (or "FOLDER: reason"),
+  // line (0: the file or folder as a whole), field (the catalog field at fault, or "").
+  std::vector<Error> problems;
 };
 // The built-in catalogs with the files merged on top, in the order given: an entry whose
 // name is already in the catalog (built-in or an earlier file) replaces that entry whole;

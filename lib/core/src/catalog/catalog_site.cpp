@@ -244,18 +244,26 @@ template <typename Entry>
 struct Parsed {
   Entry entry;
   std::string where;  // "FILE:LINE" of the entry
+  int line = 0;
 };
 
+// A problem at a line of a catalog file: "FILE:LINE: reason"; field: the catalog field at
+// fault ("" when the file or entry as a whole is).
+Error problem_at(const CatalogText& file, int line, std::string field, std::string reason,
+                 ErrorCode code = ErrorCode::kInvalidValue) {
+  return located_error(code, std::move(field), file.path + ":" + std::to_string(line), line, std::move(reason));
+}
+
 // The file as JSON, or nothing with the problem appended at the line the parser stopped at.
-std::optional<json> parse_document(const CatalogText& file, std::vector<std::string>* problems) {
+std::optional<json> parse_document(const CatalogText& file, std::vector<Error>* problems) {
   try {
     return json::parse(file.text);
   } catch (const json::parse_error& e) {
     const size_t byte = e.byte > 0 ? e.byte - 1 : 0;
-    problems->push_back(file.path + ":" + std::to_string(line_at(file.text, byte)) +
-                        ": not valid JSON: " + parse_error_reason(e));
+    problems->push_back(problem_at(file, line_at(file.text, byte), "", "not valid JSON: " + parse_error_reason(e),
+                                   ErrorCode::kMalformed));
   } catch (const std::exception& e) {
-    problems->push_back(file.path + ":1: not valid JSON: " + e.what());
+    problems->push_back(problem_at(file, 1, "", std::string("not valid JSON: ") + e.what(), ErrorCode::kMalformed));
   }
   return std::nullopt;
 }
@@ -263,14 +271,15 @@ std::optional<json> parse_document(const CatalogText& file, std::vector<std::str
 // Whether the document is {"ARRAY_KEY": [...]}; else the problem, with a hint when the
 // file belongs in the other folder.
 bool has_entry_array(const json& doc, const CatalogText& file, const char* array_key, const char* other_key,
-                     std::vector<std::string>* problems) {
+                     std::vector<Error>* problems) {
   if (doc.is_object() && doc.contains(array_key) && doc[array_key].is_array()) return true;
   std::string hint;
   if (doc.is_object() && doc.contains(other_key)) {
     hint = " (it has '" + std::string(other_key) + "': it belongs in " + other_key + ".d/)";
   }
-  problems->push_back(file.path + ":1: has no \"" + array_key + "\" array" + hint + "; accepted: {\"" + array_key +
-                      "\": [{\"name\": ...}, ...]}, the format of conf/" + array_key + ".json");
+  problems->push_back(problem_at(file, 1, array_key, "has no \"" + std::string(array_key) + "\" array" + hint + "; accepted: {\"" +
+                                                         array_key + "\": [{\"name\": ...}, ...]}, the format of conf/" +
+                                                         array_key + ".json", ErrorCode::kMissing));
   return false;
 }
 
@@ -281,52 +290,62 @@ struct EntryPlace {
   std::string label;  // "gpus[2] 'h200-site'"
   std::string at(size_t offset) const { return file.path + ":" + std::to_string(line_at(file.text, offset)); }
   std::string entry_at() const { return at(span.start); }
-  std::string field_at(const std::string& key) const {
+  size_t field_offset(const std::string& key) const {
     const auto pos = span.keys.find(key);
-    return pos == span.keys.end() ? entry_at() : at(pos->second);
+    return pos == span.keys.end() ? span.start : pos->second;
+  }
+  // "FILE:LINE: LABEL: reason" at the entry, or at the line of one of its fields.
+  Error problem(const std::string& reason, ErrorCode code = ErrorCode::kInvalidValue) const {
+    return problem_at(file, line_at(file.text, span.start), "", label + ": " + reason, code);
+  }
+  Error field_problem(const std::string& field, const std::string& reason, ErrorCode code = ErrorCode::kInvalidValue) const {
+    return problem_at(file, line_at(file.text, field_offset(field)), field, label + ": " + reason, code);
   }
 };
 
 // Every problem of one entry's fields on their own: unknown, missing, invalid.
 void check_fields(const json& e, const EntryPlace& place, const char* kind, const std::vector<Field>& fields,
-                  std::vector<std::string>* problems) {
+                  std::vector<Error>* problems) {
   std::vector<std::string> names;
   for (const Field& f : fields) names.push_back(f.name);
   for (const auto& [key, value] : e.items()) {
     if (key.rfind('_', 0) == 0) continue;
     if (std::find(names.begin(), names.end(), key) != names.end()) continue;
     const std::string hint = did_you_mean(key, names);
-    problems->push_back(place.field_at(key) + ": " + place.label + ": unknown field '" + key + "'" +
-                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; accepted: " + field_list(fields));
+    problems->push_back(place.field_problem(key, "unknown field '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                                                     "; accepted: " + field_list(fields), ErrorCode::kUnknownField));
   }
   for (const Field& f : fields) {
     if (!e.contains(f.name)) {
       if (f.required) {
-        problems->push_back(place.entry_at() + ": " + place.label + ": " + f.name + " is missing; every " + kind + " needs " +
-                            (std::string(kind) == "gpu" ? "name and capacity_bytes" : "name, layers, hidden, heads, ffn and vocab"));
+        Error missing = place.problem(std::string(f.name) + " is missing; every " + kind + " needs " +
+                                          (std::string(kind) == "gpu" ? "name and capacity_bytes" : "name, layers, hidden, heads, ffn and vocab"),
+                                      ErrorCode::kMissing);
+        missing.field = f.name;
+        problems->push_back(std::move(missing));
       }
       continue;
     }
     Result<bool> valid = check_field(f, e[f.name]);
-    if (!valid) problems->push_back(place.field_at(f.name) + ": " + place.label + ": " + valid.error().message);
+    if (!valid) problems->push_back(place.field_problem(f.name, valid.error().message, valid.error().code));
   }
 }
 
 // The entry built from fields that each passed, checked as a whole; nothing if it is not valid.
 template <typename Entry>
-std::optional<Entry> entry_from(const json& e, const EntryPlace& place, std::vector<std::string>* problems) {
+std::optional<Entry> entry_from(const json& e, const EntryPlace& place, std::vector<Error>* problems) {
   Entry entry;
   try {
     if constexpr (std::is_same_v<Entry, GpuSpec>) entry = gpu_from(e);
     else entry = model_from(e);
   } catch (const std::exception& ex) {
-    problems->push_back(place.entry_at() + ": " + place.label + ": " + ex.what());
+    problems->push_back(place.problem(ex.what()));
     return std::nullopt;
   }
   if constexpr (std::is_same_v<Entry, ModelPreset>) {
     Result<bool> consistent = check_model_geometry(entry);
     if (!consistent) {
-      problems->push_back(place.field_at(consistent.error().field) + ": " + place.label + ": " + consistent.error().message);
+      problems->push_back(place.field_problem(consistent.error().field, consistent.error().message, consistent.error().code));
       return std::nullopt;
     }
   }
@@ -337,18 +356,19 @@ std::optional<Entry> entry_from(const json& e, const EntryPlace& place, std::vec
 template <typename Entry>
 std::vector<Parsed<Entry>> parse_file(const CatalogText& file, const char* array_key, const char* other_key,
                                       const char* kind, const std::vector<Field>& fields,
-                                      std::vector<std::string>* problems) {
+                                      std::vector<Error>* problems) {
   std::vector<Parsed<Entry>> out;
   std::optional<json> doc = parse_document(file, problems);
   if (!doc || !has_entry_array(*doc, file, array_key, other_key, problems)) return out;
   const Layout layout = scan(file.text, array_key);
   const EntrySpan no_span{0, {}};
-  const EntryPlace top{file, no_span, ""};
   for (const auto& [key, value] : doc->items()) {
     if (key == array_key || key.rfind('_', 0) == 0) continue;
     const auto pos = layout.top_keys.find(key);
-    problems->push_back(top.at(pos == layout.top_keys.end() ? 0 : pos->second) + ": unknown top-level field '" + key +
-                        "'; accepted: " + array_key + ", and names starting with '_' (comments)");
+    problems->push_back(problem_at(file, line_at(file.text, pos == layout.top_keys.end() ? 0 : pos->second), key,
+                                   "unknown top-level field '" + key + "'; accepted: " + array_key +
+                                       ", and names starting with '_' (comments)",
+                                   ErrorCode::kUnknownField));
   }
   std::map<std::string, std::string> seen;  // lower-case name -> where, within this file
   const json& entries = (*doc)[array_key];
@@ -359,7 +379,8 @@ std::vector<Parsed<Entry>> parse_file(const CatalogText& file, const char* array
                            std::string(array_key) + "[" + std::to_string(i) + "]" +
                                (named ? " '" + e["name"].get<std::string>() + "'" : "")};
     if (!e.is_object()) {
-      problems->push_back(place.entry_at() + ": " + place.label + " is " + e.type_name() + "; accepted: an object {\"name\": ...}");
+      problems->push_back(problem_at(file, line_at(file.text, place.span.start), "",
+                                     place.label + " is " + e.type_name() + "; accepted: an object {\"name\": ...}"));
       continue;
     }
     const size_t before = problems->size();
@@ -369,12 +390,15 @@ std::vector<Parsed<Entry>> parse_file(const CatalogText& file, const char* array
     if (!entry) continue;
     const std::string key = lower(entry->name);
     if (seen.count(key)) {
-      problems->push_back(place.entry_at() + ": " + place.label + ": " + kind + " '" + entry->name +
-                          "' is defined twice in this file (first at " + seen[key] + "); accepted: one entry per name");
+      Error twice = place.problem(std::string(kind) + " '" + entry->name + "' is defined twice in this file (first at " + seen[key] +
+                                      "); accepted: one entry per name",
+                                  ErrorCode::kInconsistent);
+      twice.field = "name";
+      problems->push_back(std::move(twice));
       continue;
     }
     seen[key] = place.entry_at();
-    out.push_back(Parsed<Entry>{std::move(*entry), place.entry_at()});
+    out.push_back(Parsed<Entry>{std::move(*entry), place.entry_at(), line_at(file.text, place.span.start)});
   }
   return out;
 }
@@ -414,8 +438,14 @@ std::string summary_of(const ModelPreset& m) {
 template <typename Entry>
 void merge(std::vector<Entry>* catalog, const std::vector<CatalogText>& files, const char* array_key,
            const char* other_key, const char* kind, const std::vector<Field>& fields, CatalogSet* set) {
-  std::vector<std::string> site_at(catalog->size());  // FILE:LINE of a site entry; "" = built in
-  const auto origin = [&](size_t i) { return site_at[i].empty() ? std::string("the built-in entry") : "the entry at " + site_at[i]; };
+  struct Place {
+    std::string where;  // FILE:LINE of a site entry; "" = built in
+    int line = 0;
+  };
+  std::vector<Place> site_at(catalog->size());
+  const auto origin = [&](size_t i) {
+    return site_at[i].where.empty() ? std::string("the built-in entry") : "the entry at " + site_at[i].where;
+  };
   for (const CatalogText& file : files) {
     for (Parsed<Entry>& parsed : parse_file<Entry>(file, array_key, other_key, kind, fields, &set->problems)) {
       size_t index = catalog->size();
@@ -426,12 +456,12 @@ void merge(std::vector<Entry>* catalog, const std::vector<CatalogText>& files, c
         set->notes.push_back(parsed.where + ": " + kind + " '" + parsed.entry.name + "' overrides " + origin(index) +
                              " (" + change_of((*catalog)[index], parsed.entry) + ")");
         (*catalog)[index] = std::move(parsed.entry);
-        site_at[index] = parsed.where;
+        site_at[index] = {parsed.where, parsed.line};
       } else {
         set->notes.push_back(parsed.where + ": " + kind + " '" + parsed.entry.name + "' added (" +
                              summary_of(parsed.entry) + ")");
         catalog->push_back(std::move(parsed.entry));
-        site_at.push_back(parsed.where);
+        site_at.push_back({parsed.where, parsed.line});
       }
     }
   }
@@ -441,12 +471,13 @@ void merge(std::vector<Entry>* catalog, const std::vector<CatalogText>& files, c
       const auto [it, fresh] = owner.emplace(spelling, i);
       if (fresh || it->second == i) continue;
       // Report at the site entry (built-in entries never clash with each other).
-      const bool later_is_site = !site_at[i].empty();
+      const bool later_is_site = !site_at[i].where.empty();
       const size_t site = later_is_site ? i : it->second, other = later_is_site ? it->second : i;
-      set->problems.push_back(site_at[site] + ": " + kind + " '" + (*catalog)[site].name + "': the spelling '" + spelling +
-                              "' already names " + kind + " '" + (*catalog)[other].name + "' (" + origin(other) +
-                              "); accepted: names, aliases and device names that name one " + kind +
-                              " (to replace an entry, use its name)");
+      set->problems.push_back(located_error(ErrorCode::kInconsistent, "aliases", site_at[site].where, site_at[site].line,
+                                            std::string(kind) + " '" + (*catalog)[site].name + "': the spelling '" + spelling +
+                                                "' already names " + kind + " '" + (*catalog)[other].name + "' (" +
+                                                origin(other) + "); accepted: names, aliases and device names that name one " +
+                                                kind + " (to replace an entry, use its name)"));
     }
   }
 }
