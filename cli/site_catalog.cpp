@@ -169,8 +169,8 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
       const std::string slurm_conf = vm.count("slurm-conf") ? vm["slurm-conf"].as<std::string>() : admission::slurm_conf_path();
       Result<std::string> slurm = read_regular_file(slurm_conf, admission::kMaxConfBytes);
       if (slurm) {
-        for (const std::string& unknown : admission::unknown_partitions(policy.value(), admission::slurm_partitions(*slurm))) {
-          std::cout << path << ": " << unknown << " (" << slurm_conf << ")\n";
+        for (const Error& unknown : admission::unknown_partitions(policy.value(), admission::slurm_partitions(*slurm))) {
+          std::cout << path << ": " << unknown.message << " (" << slurm_conf << ")\n";
           ++problems;
         }
       } else if (!quiet) {

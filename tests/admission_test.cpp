@@ -470,9 +470,11 @@ TEST(SlurmConf, PartitionsAsSlurmctldReadsThem) {
   EXPECT_FALSE(parts[1].whole_nodes);  // the continuation line's value
   EXPECT_TRUE(parts[2].whole_nodes);   // the pre-15.08 spelling
   Policy policy = parse_policy("partition.shared.action = warn\npartition.whole.action = warn").value();
-  const std::vector<std::string> unknown = unknown_partitions(policy, parts);
+  const std::vector<Error> unknown = unknown_partitions(policy, parts);
   ASSERT_EQ(unknown.size(), 1u);
-  EXPECT_NE(unknown[0].find("did you mean 'Shared'"), std::string::npos) << unknown[0];
+  EXPECT_EQ(unknown[0].code, ErrorCode::kUnknownName);
+  EXPECT_EQ(unknown[0].field, "partition.shared");
+  EXPECT_NE(unknown[0].message.find("did you mean 'Shared'"), std::string::npos) << unknown[0].message;
   EXPECT_FALSE(has_settings("# only a comment\n\n   \n"));
   EXPECT_EQ(parts[0].max_nodes, 2);
   EXPECT_EQ(parts[1].max_nodes, 2);

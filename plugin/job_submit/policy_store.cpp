@@ -44,8 +44,8 @@ void add_slurm_partitions(const std::string& conf, Policy& policy) {
     if (p.whole_nodes) policy.whole_node_partitions.insert(p.name);
     if (p.max_nodes > 0) policy.partition_max_nodes[p.name] = p.max_nodes;
   }
-  for (const std::string& unknown : admission::unknown_partitions(policy, partitions)) {
-    slurm_error("job_submit/trainfit: %s: %s", admission::printable(conf).c_str(), admission::printable(unknown).c_str());
+  for (const Error& unknown : admission::unknown_partitions(policy, partitions)) {
+    slurm_error("job_submit/trainfit: %s: %s", admission::printable(conf).c_str(), admission::printable(unknown.message).c_str());
   }
 }
 

@@ -242,18 +242,19 @@ Result<Policy> parse_policy(const std::string& text) {
 
 bool has_settings(const std::string& text) { return !conf_lines(text).empty(); }
 
-std::vector<std::string> unknown_partitions(const Policy& policy, const std::vector<SlurmPartition>& slurm) {
-  std::vector<std::string> out;
+std::vector<Error> unknown_partitions(const Policy& policy, const std::vector<SlurmPartition>& slurm) {
+  std::vector<Error> out;
   auto check = [&](const std::string& name, const std::string& key) {
     std::string same_but_case;
     for (const SlurmPartition& p : slurm) {
       if (p.name == name) return;
       if (lower(p.name) == lower(name)) same_but_case = p.name;
     }
-    out.push_back(key + ": slurm.conf has no partition '" + name + "'" +
-                  (same_but_case.empty() ? std::string("; these keys apply to no job")
-                                         : "; Slurm matches partition names case-sensitively: did you mean '" +
-                                               same_but_case + "'?"));
+    out.push_back(make_error(ErrorCode::kUnknownName, key,
+                             key + ": slurm.conf has no partition '" + name + "'" +
+                                 (same_but_case.empty() ? std::string("; these keys apply to no job")
+                                                        : "; Slurm matches partition names case-sensitively: did you mean '" +
+                                                              same_but_case + "'?")));
   };
   for (const auto& [name, rules] : policy.partitions) check(name, "partition." + name);
   if (!policy.default_partition.empty()) check(policy.default_partition, "default_partition");

@@ -67,9 +67,9 @@ TRAINFIT_API std::vector<std::string> policy_keys();
 // trainfit.conf at reload is a file cut short, not a new policy.
 TRAINFIT_API bool has_settings(const std::string& text);
 
-// One line per partition.NAME override (and default_partition) that names no partition of
-// slurm.conf, with the name Slurm has when only the case differs.
-TRAINFIT_API std::vector<std::string> unknown_partitions(const Policy& policy, const std::vector<SlurmPartition>& slurm);
+// One kUnknownName error per partition.NAME override (and default_partition) that names no
+// partition of slurm.conf (field: the key), with the name Slurm has when only the case differs.
+TRAINFIT_API std::vector<Error> unknown_partitions(const Policy& policy, const std::vector<SlurmPartition>& slurm);
 
 // on_error as the file states it, read as a key even when the rest of the file is
 // invalid (true = open, the default).
