@@ -11,6 +11,7 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
+#include "result_matchers.h"
 #include "test_util.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
@@ -18,6 +19,8 @@
 
 namespace trainfit::admission {
 namespace {
+
+using testing::failure_of;
 
 // ---- GPU requests ----
 
@@ -47,9 +50,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Spelling{"gres:gpu:nvidia_h100_80gb_hbm3:8", 8, "nvidia_h100_80gb_hbm3"}));
 
 TEST(Gres, BadCountsAreNamed) {
-  EXPECT_NE(parse_tres("gres:gpu:h100:x:8").error().message.find("more than one GPU type"), std::string::npos);
-  EXPECT_NE(parse_tres("gres/gpu=-1").error().message.find("count '-1'"), std::string::npos);
-  EXPECT_NE(parse_tres("gres/gpu=99999999999").error().message.find("at most 1048576"), std::string::npos);
+  // Each a value of the GPU request; the message says which mistake (all three are kInvalidValue).
+  for (const auto& [text, says] : {std::make_pair("gres:gpu:h100:x:8", "more than one GPU type"),
+                                   std::make_pair("gres/gpu=-1", "count '-1'"),
+                                   std::make_pair("gres/gpu=99999999999", "at most 1048576")}) {
+    const Error e = failure_of(parse_tres(text));
+    EXPECT_EQ(e.code, ErrorCode::kInvalidValue) << text << ": " << e.message;
+    EXPECT_EQ(e.field, "gres") << text << ": " << e.message;
+    EXPECT_NE(e.message.find(says), std::string::npos) << text << ": " << e.message;
+  }
 }
 
 TEST(Gres, MixedTypesAreAllKept) {
@@ -88,14 +97,20 @@ TEST(Gres, HugeRequestsAreGpuRequestErrorsWithoutOverflow) {
   f.nodes = 2147483647;
   Result<GpuTotal> total = total_gpus(f);
   ASSERT_FALSE(total.ok());
-  EXPECT_NE(total.error().message.find("GPU request"), std::string::npos) << total.error().message;
+  EXPECT_EQ(total.error().code, ErrorCode::kInvalidValue) << total.error().message;
+  EXPECT_EQ(total.error().field, "gres") << total.error().message;
   f.per_socket = "gres:gpu:1";  // 1 x 65000 x 2147483647 would overflow 32 bits and more
   total = total_gpus(f);
   ASSERT_FALSE(total.ok());
+  EXPECT_EQ(total.error().code, ErrorCode::kInvalidValue) << total.error().message;
+  EXPECT_EQ(total.error().field, "gres") << total.error().message;
   EXPECT_NE(total.error().message.find("more than 1048576"), std::string::npos) << total.error().message;
   JobGpuFields job;
   job.per_job = "gres:gpu:16777216";  // --gpus=16777216
-  EXPECT_NE(total_gpus(job).error().message.find("16777216"), std::string::npos);
+  const Error e = failure_of(total_gpus(job));
+  EXPECT_EQ(e.code, ErrorCode::kInvalidValue) << e.message;
+  EXPECT_EQ(e.field, "gres") << e.message;
+  EXPECT_NE(e.message.find("16777216"), std::string::npos) << e.message;  // the count asked for, quoted
 }
 
 // ---- srun steps: the step's own GPU options among every other option ----
@@ -197,6 +212,8 @@ TEST(Annotation, OneFieldTwoValuesIsAnErrorNamingBothInEitherOrder) {
     Annotation a;
     Result<bool> r = annotation_from_spank_env(env, &a);
     ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kInconsistent) << r.error().message;
+    EXPECT_EQ(r.error().field, "zero_stage") << r.error().message;
     EXPECT_NE(r.error().message.find("--llm-zero=3"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("--llm-spec=zero_stage=0"), std::string::npos) << r.error().message;
   }
@@ -208,6 +225,8 @@ TEST(Annotation, OneFieldTwoValuesIsAnErrorNamingBothInEitherOrder) {
   Annotation comment;
   Result<bool> r = annotation_from_comment("trainfit: zero=3 zero_stage=0", &comment);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInconsistent) << r.error().message;
+  EXPECT_EQ(r.error().field, "zero_stage") << r.error().message;
   EXPECT_NE(r.error().message.find("zero=3 and zero_stage=0 disagree"), std::string::npos) << r.error().message;
 }
 
@@ -247,16 +266,26 @@ TEST(Annotation, FrameworkInEveryFace) {
 
 TEST(Annotation, ErrorsSpeakTheSyntaxTheUserWrote) {
   Annotation a;
-  const std::string comment = annotation_from_comment("trainfit: seq=abc", &a).error().message;
-  EXPECT_EQ(comment.rfind("seq='abc' is not valid; accepted: integer", 0), 0u) << comment;
-  EXPECT_EQ(comment.find("--llm"), std::string::npos) << comment;
-  const std::string option =
-      annotation_from_spank_env({"_SLURM_SPANK_OPTION_trainfit_llm_seq=abc"}, &a).error().message;
-  EXPECT_EQ(option.rfind("--llm-seq='abc' is not valid; accepted: integer", 0), 0u) << option;
-  EXPECT_NE(annotation_from_comment("trainfit: model", &a).error().message.find("not key=value"), std::string::npos);
-  EXPECT_NE(annotation_from_comment("trainfit: colour=red", &a).error().message.find("unknown field"), std::string::npos);
-  EXPECT_NE(annotation_from_comment("trainfit: hf-config=/x.json", &a).error().message.find("submit host"),
-            std::string::npos);
+  // The field is the request's (seq_length) whichever spelling the user wrote; the message is theirs.
+  const Error comment = failure_of(annotation_from_comment("trainfit: seq=abc", &a));
+  EXPECT_EQ(comment.code, ErrorCode::kInvalidValue) << comment.message;
+  EXPECT_EQ(comment.field, "seq_length") << comment.message;
+  EXPECT_EQ(comment.message.rfind("seq='abc' is not valid; accepted: integer", 0), 0u) << comment.message;
+  EXPECT_EQ(comment.message.find("--llm"), std::string::npos) << comment.message;
+  const Error option = failure_of(annotation_from_spank_env({"_SLURM_SPANK_OPTION_trainfit_llm_seq=abc"}, &a));
+  EXPECT_EQ(option.code, ErrorCode::kInvalidValue) << option.message;
+  EXPECT_EQ(option.field, "seq_length") << option.message;
+  EXPECT_EQ(option.message.rfind("--llm-seq='abc' is not valid; accepted: integer", 0), 0u) << option.message;
+  const Error bare = failure_of(annotation_from_comment("trainfit: model", &a));
+  EXPECT_EQ(bare.code, ErrorCode::kMalformed) << bare.message;
+  EXPECT_EQ(bare.field, "model") << bare.message;
+  const Error unknown = failure_of(annotation_from_comment("trainfit: colour=red", &a));
+  EXPECT_EQ(unknown.code, ErrorCode::kUnknownField) << unknown.message;
+  EXPECT_EQ(unknown.field, "colour") << unknown.message;
+  const Error file = failure_of(annotation_from_comment("trainfit: hf-config=/x.json", &a));
+  EXPECT_EQ(file.code, ErrorCode::kInvalidValue) << file.message;
+  EXPECT_EQ(file.field, "hf-config") << file.message;
+  EXPECT_NE(file.message.find("submit host"), std::string::npos) << file.message;  // where to give it instead
 }
 
 // ---- Policy ----
@@ -291,20 +320,46 @@ TEST(Policy, OnErrorIsReadAsAKeyEvenFromAnInvalidFile) {
   EXPECT_TRUE(fail_open_of("on_errors = closed"));
 }
 
-TEST(Policy, MistakesGetOneLineWithTheLine) {
-  auto message = [](const char* text) { return parse_policy(text).error().message; };
-  EXPECT_NE(message("action = deny").find("line 1: action='deny' is not valid; accepted: reject|resize|warn"),
-            std::string::npos);
-  EXPECT_NE(message("\nheadroom = 2").find("line 2: headroom='2'"), std::string::npos);
-  EXPECT_NE(message("actoin = reject").find("did you mean 'action'"), std::string::npos);
-  EXPECT_NE(message("default_gpu = h1000").find("did you mean 'h100'"), std::string::npos);
-  EXPECT_NE(message("audit_log = relative.log").find("absolute path"), std::string::npos);
-  EXPECT_NE(message("on_error = maybe").find("open|closed"), std::string::npos);
-  EXPECT_NE(message("partition.gpu.colour = red").find("unknown partition key"), std::string::npos);
-  EXPECT_NE(message("just words").find("not key = value"), std::string::npos);
-  EXPECT_NE(message("gpu_alias.x = h1000").find("gpu_alias.x"), std::string::npos);
-  EXPECT_NE(message("exempt_users = alice,,bob").find("empty entry"), std::string::npos);
+struct PolicyMistake {
+  const char* text;
+  int line;             // the line of trainfit.conf at fault
+  const char* field;    // its key ("trainfit.conf" where the error names no key)
+  ErrorCode code;
+  const char* reason;   // words of the reason the user is promised ("" where code and field say it all)
+};
+
+void PrintTo(const PolicyMistake& c, std::ostream* os) { *os << ::testing::PrintToString(std::string(c.text)); }
+
+class PolicyMistakes : public ::testing::TestWithParam<PolicyMistake> {};
+
+TEST_P(PolicyMistakes, GetOneLineWithTheLineAndTheKey) {
+  const PolicyMistake& c = GetParam();
+  const Error e = failure_of(parse_policy(c.text));
+  EXPECT_EQ(e.code, c.code) << e.message;
+  EXPECT_EQ(e.field, c.field) << e.message;
+  EXPECT_EQ(e.line, c.line) << e.message;
+  EXPECT_EQ(e.message, "trainfit.conf line " + std::to_string(c.line) + ": " + e.reason);
+  EXPECT_EQ(e.message.find('\n'), std::string::npos) << e.message;
+  EXPECT_NE(e.reason.find(c.reason), std::string::npos) << e.reason;
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Policy, PolicyMistakes,
+    ::testing::Values(
+        PolicyMistake{"action = deny", 1, "action", ErrorCode::kInvalidValue, "accepted: reject|resize|warn"},
+        PolicyMistake{"\nheadroom = 2", 2, "headroom", ErrorCode::kInvalidValue, ""},
+        PolicyMistake{"actoin = reject", 1, "trainfit.conf", ErrorCode::kInvalidValue, "did you mean 'action'"},
+        PolicyMistake{"default_gpu = h1000", 1, "default_gpu", ErrorCode::kInvalidValue, "did you mean 'h100'"},
+        PolicyMistake{"audit_log = relative.log", 1, "audit_log", ErrorCode::kInvalidValue, "absolute path"},
+        PolicyMistake{"on_error = maybe", 1, "on_error", ErrorCode::kInvalidValue, "open|closed"},
+        PolicyMistake{"action = warn\npartition.gpu.colour = red", 2, "trainfit.conf", ErrorCode::kInvalidValue,
+                      "unknown partition key 'colour'"},
+        PolicyMistake{"partition.gpu.action = deny", 1, "action", ErrorCode::kInvalidValue,
+                      "partition gpu: action='deny'"},
+        PolicyMistake{"just words", 1, "trainfit.conf", ErrorCode::kInvalidValue, "not key = value"},
+        PolicyMistake{"gpu_alias.x = h1000", 1, "trainfit.conf", ErrorCode::kInvalidValue, "gpu_alias.x"},
+        PolicyMistake{"# site\n\nexempt_users = alice,,bob", 3, "exempt_users", ErrorCode::kInvalidValue,
+                      "empty entry"}));
 
 std::optional<uint32_t> fake_passwd(const std::string& name) {
   if (name == "alice") return 1001u;
@@ -330,6 +385,8 @@ TEST(Policy, GpuNamesAsClustersSpellThem) {
   EXPECT_EQ(catalog_gpu(p, "nvidia_a100-sxm4-40gb").value()->name, "a100-40gb");
   const Result<const GpuSpec*> unknown = catalog_gpu(p, "rtx9000");
   ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kUnknownName) << unknown.error().message;
+  EXPECT_EQ(unknown.error().field, "gpu") << unknown.error().message;
   EXPECT_NE(unknown.error().message.find("gpu_alias.rtx9000 = "), std::string::npos) << unknown.error().message;
 }
 
@@ -497,6 +554,10 @@ TEST(Policy, KeysListedAreTheParsersKeys) {
   }
   Result<Policy> unknown = parse_policy("no_such_key = 1\n");
   ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().field, "trainfit.conf") << unknown.error().message;  // no key of trainfit.conf's
+  EXPECT_EQ(unknown.error().line, 1) << unknown.error().message;
+  // kInvalidValue like a bad value of a known key: only the words tell an unknown key apart.
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidValue) << unknown.error().message;
   EXPECT_NE(unknown.error().message.find("unknown key 'no_such_key'"), std::string::npos);
 }
 
@@ -897,12 +958,26 @@ TEST(Files, RegularFilesOnlyBoundedAndEachCaseNamed) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string fifo = std::string(dir) + "/fifo", file = std::string(dir) + "/conf";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_NE(read_regular_file(fifo, 1024).error().message.find("a FIFO"), std::string::npos);  // and returns
-  EXPECT_NE(read_regular_file(dir, 1024).error().message.find("a directory"), std::string::npos);
-  EXPECT_NE(read_regular_file("/dev/zero", 1024).error().message.find("character device"), std::string::npos);
-  EXPECT_EQ(read_regular_file(std::string(dir) + "/none", 1024).error().code, ErrorCode::kMissing);
+  // Each: the field "file", the file as a whole (line 0), the message "PATH: reason", the reason naming the case.
+  auto expect_file_error = [](const Result<std::string>& read, const std::string& path, ErrorCode code,
+                              const std::string& reason) {
+    const Error e = failure_of(read);
+    EXPECT_EQ(e.code, code) << e.message;
+    EXPECT_EQ(e.field, "file") << e.message;
+    EXPECT_EQ(e.line, 0) << e.message;
+    EXPECT_EQ(e.reason, reason) << e.message;
+    EXPECT_EQ(e.message, path + ": " + reason);
+  };
+  expect_file_error(read_regular_file(fifo, 1024), fifo, ErrorCode::kInvalidValue,  // and returns
+                    "is a FIFO, not a regular file");
+  expect_file_error(read_regular_file(dir, 1024), dir, ErrorCode::kInvalidValue, "is a directory, not a regular file");
+  expect_file_error(read_regular_file("/dev/zero", 1024), "/dev/zero", ErrorCode::kInvalidValue,
+                    "is a character device, not a regular file");
+  expect_file_error(read_regular_file(std::string(dir) + "/none", 1024), std::string(dir) + "/none",
+                    ErrorCode::kMissing, "not found");
   { std::ofstream(file) << std::string(2048, '#'); }
-  EXPECT_NE(read_regular_file(file, 1024).error().message.find("at most 1024"), std::string::npos);
+  expect_file_error(read_regular_file(file, 1024), file, ErrorCode::kInvalidValue,
+                    "is 2048 bytes; accepted: at most 1024");
   EXPECT_EQ(read_regular_file(file, 4096).value().size(), 2048u);
   unlink(fifo.c_str());
   unlink(file.c_str());
@@ -928,8 +1003,11 @@ TEST(Files, AFullDescriptorTableIsUnavailableNotInvalid) {
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
   ASSERT_FALSE(full.ok());
   EXPECT_EQ(full.error().code, ErrorCode::kUnavailable) << full.error().message;
+  EXPECT_EQ(full.error().field, "file") << full.error().message;
   EXPECT_EQ(read_regular_file(file, 1024).value(), "action = warn\n");  // once descriptors are free
-  EXPECT_EQ(read_regular_file(dir, 1024).error().code, ErrorCode::kInvalidValue);  // wrong, not passing
+  const Error wrong = failure_of(read_regular_file(dir, 1024));
+  EXPECT_EQ(wrong.code, ErrorCode::kInvalidValue) << wrong.message;  // wrong, not passing
+  EXPECT_EQ(wrong.field, "file") << wrong.message;
   unlink(file.c_str());
   rmdir(dir);
 }
@@ -952,9 +1030,13 @@ TEST(Review, HugeAnnotationTextIsRefusedCheaply) {
   Annotation a;
   const Result<bool> r = annotation_from_comment("trainfit: " + std::string(200000, 'k') + "=1", &a);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidValue) << r.error().message;
+  EXPECT_EQ(r.error().field, "comment") << r.error().message;
   EXPECT_LT(r.error().message.size(), 300u);
   const Result<bool> key = annotation_from_comment("trainfit: model=" + std::string(3000, 'm'), &a);
   ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.error().code, ErrorCode::kInvalidValue) << key.error().message.substr(0, 300);
+  EXPECT_EQ(key.error().field, "model") << key.error().message.substr(0, 300);
   EXPECT_NE(key.error().message.find("too long"), std::string::npos) << key.error().message;
 }
 

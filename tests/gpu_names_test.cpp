@@ -150,6 +150,7 @@ TEST(GpuNamesUnknown, ErrorKeepsItsStyle) {
     const Result<const GpuSpec*> gpu = find_gpu(spelling);
     ASSERT_FALSE(gpu.ok()) << spelling;
     EXPECT_EQ(gpu.error().code, ErrorCode::kUnknownName);
+    EXPECT_EQ(gpu.error().field, "gpu");
     const std::string& m = gpu.error().message;
     EXPECT_EQ(m.rfind("gpu='" + std::string(spelling) + "' is not in the catalog", 0), 0u) << m;
     EXPECT_EQ(m.substr(m.size() - 21), "; see 'trainfit gpus'") << m;

@@ -213,10 +213,15 @@ TEST(HfFamilies, Gemma3TextPlusVisionTowerIsTheSafetensorsTotal) {
 }
 
 TEST(HfFamilies, BadValuesNameTheKey) {
+  // Every hf config error is the field hf_config's (kInvalidValue): the config.json key at
+  // fault is named by the message only, so the message is checked for it.
   const auto message = [](const std::string& text) {
     Result<Geometry> g = geometry_from_hf_config(text);
     EXPECT_FALSE(g.ok()) << text;
-    return g.ok() ? std::string() : g.error().message;
+    if (g.ok()) return std::string();
+    EXPECT_EQ(g.error().code, ErrorCode::kInvalidValue) << g.error().message;
+    EXPECT_EQ(g.error().field, "hf_config") << g.error().message;
+    return g.error().message;
   };
   const std::string qwen3 = R"("model_type":"qwen3","hidden_size":1024,"num_hidden_layers":2,)"
                             R"("num_attention_heads":16,"intermediate_size":3072,"vocab_size":1000)";

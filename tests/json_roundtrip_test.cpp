@@ -109,12 +109,14 @@ TEST(ResponseJson, RefusesWhatIsNotAResponse) {
   for (const char* text : {"", "[]", "{}", "{\"fits\":true}", "not json"}) {
     Result<Response> read = response_from_json(text);
     ASSERT_FALSE(read.ok()) << text;
-    EXPECT_EQ(read.error().code, ErrorCode::kMalformed);
+    EXPECT_EQ(read.error().code, ErrorCode::kMalformed) << text << ": " << read.error().message;
+    EXPECT_EQ(read.error().field, "") << text << ": " << read.error().message;  // the answer as a whole
   }
 }
 
 TEST(ErrorJson, ReadsBackTheError) {
-  const Error error{ErrorCode::kInvalidValue, "seq_length", "seq_length='abc' is not valid; accepted: integer >= 1"};
+  const Error error =
+      make_error(ErrorCode::kInvalidValue, "seq_length", "seq_length='abc' is not valid; accepted: integer >= 1");
   std::optional<Error> back = error_from_json(error_to_json(error));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->code, error.code);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "result_matchers.h"
 #include "test_util.h"
 #include "trainfit/catalog.h"
 
@@ -66,11 +67,17 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, HfConfig,
                          });
 
 TEST(HfConfigErrors, ReportsWhatIsWrong) {
-  EXPECT_NE(geometry_from_hf_config("{\"model_type\": \"llama\"").error().message.find("byte"), std::string::npos);
-  EXPECT_NE(geometry_from_hf_config("{\"model_type\": \"t5\"}").error().message.find("t5"), std::string::npos);
-  EXPECT_NE(geometry_from_hf_config("{\"model_type\":\"llama\",\"hidden_size\":-4}").error().message.find("hidden_size"),
-            std::string::npos);
-  EXPECT_FALSE(geometry_from_hf_config("[]").ok());
+  // All of the field hf_config and kInvalidValue (even the text that is not JSON); the
+  // message says where (the byte), which model_type, which key.
+  for (const auto& [text, says] : {std::make_pair("{\"model_type\": \"llama\"", "malformed JSON at byte"),
+                                   std::make_pair("{\"model_type\": \"t5\"}", "model_type 't5'"),
+                                   std::make_pair("{\"model_type\":\"llama\",\"hidden_size\":-4}", "'hidden_size'"),
+                                   std::make_pair("[]", "top level must be a JSON object")}) {
+    const Error e = testing::failure_of(geometry_from_hf_config(text));
+    EXPECT_EQ(e.code, ErrorCode::kInvalidValue) << text << ": " << e.message;
+    EXPECT_EQ(e.field, "hf_config") << text << ": " << e.message;
+    EXPECT_NE(e.message.find(says), std::string::npos) << text << ": " << e.message;
+  }
 }
 
 TEST(Parameters, ModelParamsOverrideScalesModelStates) {

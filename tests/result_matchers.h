@@ -4,7 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "trainfit/error.h"
+
+namespace trainfit {
+
+// gtest shows an ErrorCode by its name ("kMalformed"), not as bytes, when an assertion fails.
+inline void PrintTo(ErrorCode code, std::ostream* os) { *os << error_code_name(code); }
+
+}  // namespace trainfit
 
 namespace trainfit::testing {
 

@@ -16,6 +16,7 @@ void expect_sane(const Result<Response>& r, const std::string& what) {
   if (!r.ok()) {
     EXPECT_FALSE(r.error().message.empty()) << what;
     EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << what;
+    EXPECT_NE(r.error().code, ErrorCode::kInternal) << what << ": " << r.error().message;  // the request's fault
     return;
   }
   const Breakdown& b = r->breakdown;
@@ -61,14 +62,18 @@ TEST(Robustness, DeepAndHugeJsonAreTheClientsError) {
   const Result<Request> r = request_from_json(deep);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kMalformed);
-  EXPECT_NE(r.error().message.find("nested deeper than 64"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().field, "") << r.error().message;  // the text as a whole
+  EXPECT_NE(r.error().message.find("nested deeper than 64"), std::string::npos) << r.error().message;  // the limit
   const std::string at_limit = "{\"model\":" + std::string(63, '[') + std::string(63, ']') + "}";
   EXPECT_EQ(json_nesting_depth(at_limit), 64u);
-  EXPECT_EQ(request_from_json(at_limit).error().code, ErrorCode::kInvalidValue);  // parsed: the field's type is wrong
+  const Error wrong_type = request_from_json(at_limit).error();
+  EXPECT_EQ(wrong_type.code, ErrorCode::kInvalidValue) << wrong_type.message;  // parsed: the field's type is wrong
+  EXPECT_EQ(wrong_type.field, "model") << wrong_type.message;
   EXPECT_EQ(json_nesting_depth("{\"model\":\"[[[[\\\"{{\"}"), 1u);  // brackets inside strings do not count
   const Result<Request> huge = request_from_json("{\"num_gpus\": 1e999}");
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.error().code, ErrorCode::kMalformed) << huge.error().message;
+  EXPECT_EQ(huge.error().field, "") << huge.error().message;
 }
 
 TEST(Robustness, AdmissionWithOddAnnotations) {
