@@ -120,6 +120,8 @@ int run_request_command(const std::string& command, int argc, char** argv) {
   const Response& r = response.value();
 
   if (command == "min-gpus") {
+    // The bare number on stdout (scripts read it); how it was counted on stderr, as notes are.
+    std::cerr << "trainfit: note: min_gpus_to_fit counts " << min_gpus_rule(r.resolved.config) << "\n";
     if (r.min_gpus.gpus > 0) {
       std::cout << r.min_gpus.gpus << "\n";
       return kFits;

@@ -126,7 +126,8 @@ void print_estimate_table(std::ostream& out, const Response& r) {
       << ", max_memory_reserved " << fixed(gib4(b.measures.max_memory_reserved)) << ", nvidia-smi "
       << fixed(gib4(b.measures.nvidia_smi)) << " GiB\n";
   out << "  min_gpus_to_fit                     "
-      << (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : "none: " + r.min_gpus.reason) << "\n";
+      << (r.min_gpus.gpus > 0 ? min_gpus_text(c, r.min_gpus.gpus) : "none: " + r.min_gpus.reason) << "\n";
+  out << "    counted as                        " << min_gpus_rule(c) << "\n";
   out << "  global_batch                        " << r.global_batch << " sequences\n";
   if (!r.advice.empty()) {
     out << "\nadvice (cheapest first):\n";

@@ -20,6 +20,14 @@ if [[ ${1:-} == --quick ]]; then
 fi
 
 must "install dependencies" bash scripts/install-deps.sh
+# Tests write only under their own temporary directories: the system's Slurm log dir is
+# compared before and after (tests/slurm/cluster.sh runs its daemons with a private one).
+system_paths_marker=$(mktemp)
+untouched() {  # untouched MARKER DIR...: nothing in DIR changed since MARKER was made
+  local changed
+  changed=$(find "${@:2}" -newer "$1" 2>/dev/null)
+  [[ -z $changed ]] || { echo "written by the tests: $changed"; return 1; }
+}
 # The Slurm release roots (tests/slurm/releases.sh) download and unpack while the host builds.
 releases=(trixie sid)
 mkdir -p build-releases
@@ -63,5 +71,6 @@ wait "$prepare_pid" || { echo "releases.sh --prepare failed:"; tail -20 build-re
 for suite in "${releases[@]}"; do
   stage "release $suite (tests/slurm/releases.sh)" bash tests/slurm/releases.sh "$suite"
 done
+stage "no test wrote to /var/log/slurm, /usr/local/etc" untouched "$system_paths_marker" /var/log/slurm /usr/local/etc
 stage_table
 ((${#stages_failed[@]} == 0))

@@ -446,6 +446,22 @@ TEST(Decision, AcceptRejectWarnResize) {
   EXPECT_NE(resize.message.find("global batch 8 -> " + std::to_string(expected)), std::string::npos) << resize.message;
 }
 
+// One node rule on every face: a trainfit.conf that says nothing about nodes and a CLI
+// request that says nothing about them give the same min_gpus_to_fit, and the refusal says
+// in how many nodes.
+TEST(Decision, TheCliAndADefaultPolicyCountNodesAlike) {
+  const Policy policy = parse_policy("action = reject\n").value();
+  const int64_t cli = cli_min_gpus(std::string(kBig) + " gpu=h100");
+  const Decision reject = decide(policy, job_of(kBig, "gres:gpu:h100:8"));
+  ASSERT_EQ(reject.verdict, Verdict::kReject) << reject.message;
+  EXPECT_EQ(reject.min_gpus, cli);
+  ASSERT_GT(cli, 8);
+  EXPECT_EQ(cli % 8, 0) << "beyond one node: whole 8-GPU nodes";
+  EXPECT_NE(reject.message.find("min_gpus_to_fit=" + std::to_string(cli) + " (" + std::to_string(cli / 8) + " nodes of 8)"),
+            std::string::npos)
+      << reject.message;
+}
+
 // Slurm gives an --exclusive job (or any job of an OverSubscribe=EXCLUSIVE partition) every
 // GRES of its nodes: judged as gpus_per_node x nodes, never resized.
 TEST(Decision, WholeNodeJobsHoldTheirNodesGpus) {

@@ -44,6 +44,23 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"model=mixtral-8x7b,gpu=h200,zero_stage=3,expert_parallel=2,num_gpus=2,recompute=full"}),
     [](const ::testing::TestParamInfo<Case>& param_info) { return "Layout" + std::to_string(param_info.index); });
 
+// A request that does not give gpus_per_node is counted in 8-GPU nodes (kDefaultGpusPerNode,
+// trainfit.conf's default), and the answer's words say so.
+TEST(MinGpus, UnstatedNodesAreEightGpusAndTheAnswerSaysSo) {
+  const Config unstated = testing::config_of("model=llama3-70b,gpu=h100,seq_length=8192,zero_stage=3,recompute=full");
+  const Config stated = testing::config_of("model=llama3-70b,gpu=h100,seq_length=8192,zero_stage=3,recompute=full,gpus_per_node=8");
+  EXPECT_EQ(unstated.gpus_per_node, 8);
+  EXPECT_TRUE(unstated.gpus_per_node_assumed);
+  EXPECT_FALSE(stated.gpus_per_node_assumed);
+  EXPECT_EQ(min_gpus_to_fit(unstated).gpus, min_gpus_to_fit(stated).gpus);
+  EXPECT_EQ(min_gpus_text(unstated, 24), "24 (3 nodes of 8)");
+  EXPECT_EQ(min_gpus_text(unstated, 6), "6");
+  EXPECT_EQ(min_gpus_text(unstated, 0), "none");
+  EXPECT_EQ(min_gpus_rule(unstated), "any GPU count up to one 8-GPU node, whole nodes beyond (gpus_per_node=8, the default)");
+  const Config tp4 = testing::config_of("model=llama3-70b,tensor_parallel=4,gpus_per_node=4");
+  EXPECT_EQ(min_gpus_rule(tp4), "multiples of 4 GPUs up to one 4-GPU node, whole nodes beyond (gpus_per_node=4)");
+}
+
 TEST(MinGpus, NoneWhenActivationsAloneExceedHbm) {
   const Config c = testing::config_of("model=llama3-70b,seq_length=1048576,zero_stage=3,attention=eager");
   const MinGpus found = min_gpus_to_fit(c);

@@ -83,13 +83,13 @@ CONF
   [[ -f "$dir/plugstack.conf" || -z $plugins ]] || \
     echo "required $plugins/spank_trainfit.so default_gpu=h100 conf=$dir/trainfit.conf" > "$dir/plugstack.conf"
   export SLURM_CONF=$dir/slurm.conf
-  TRAINFIT_CONF=${TRAINFIT_CONF_PATH:-$dir/trainfit.conf} /usr/sbin/slurmctld -f "$dir/slurm.conf" || return 1
+  TRAINFIT_CONF=${TRAINFIT_CONF_PATH:-$dir/trainfit.conf} cluster_exec "$dir" /usr/sbin/slurmctld -f "$dir/slurm.conf" || return 1
   if [[ -n ${CLUSTER_NODES_CONF:-} ]]; then  # no real node: wait for slurmctld alone
     for _ in $(seq 100); do timeout 10 scontrol ping 2>/dev/null | grep -q UP && return 0; sleep 0.2; done
     echo "cluster: slurmctld does not answer; see $dir/log" >&2
     return 1
   fi
-  /usr/sbin/slurmd -f "$dir/slurm.conf" || return 1
+  cluster_exec "$dir" /usr/sbin/slurmd -f "$dir/slurm.conf" || return 1
   for _ in $(seq 100); do
     local daemon
     for daemon in slurmctld slurmd; do
@@ -107,6 +107,22 @@ CONF
   done
   echo "cluster: the node never became idle; see $dir/log" >&2
   return 1
+}
+
+# Runs a Slurm daemon of the cluster in DIR with DIR/var-log-slurm seen as /var/log/slurm
+# (a private mount namespace), so that a trainfit.conf without audit_log (whose default is
+# /var/log/slurm/trainfit-audit.jsonl) never writes the system's log. Where mount namespaces
+# are not allowed the daemon runs as it is; scripts/test.sh checks that nothing was written.
+cluster_exec() {
+  local dir=$1
+  shift
+  mkdir -p "$dir/var-log-slurm"
+  if [[ -d /var/log/slurm ]] && unshare --mount --propagation private true 2>/dev/null; then
+    unshare --mount --propagation private sh -c 'mount --bind "$0" /var/log/slurm 2>/dev/null; exec "$@"' \
+      "$dir/var-log-slurm" "$@"
+  else
+    "$@"
+  fi
 }
 
 cluster_stop() {

@@ -636,7 +636,7 @@ done
 rm -rf "$dir/trainfit.conf"
 printf 'action = deny\non_error = Closed\n' > "$dir/trainfit.conf"
 cluster_stop "$dir"; : > "$dir/log/slurmctld.log"
-timeout 30 env TRAINFIT_CONF="$dir/trainfit.conf" /usr/sbin/slurmctld -D -f "$dir/slurm.conf" >/dev/null 2>&1; rc=$?
+TRAINFIT_CONF="$dir/trainfit.conf" cluster_exec "$dir" timeout 30 /usr/sbin/slurmctld -D -f "$dir/slurm.conf" >/dev/null 2>&1; rc=$?
 [[ $rc -ne 0 && $rc -ne 124 ]] && grep -q "on_error = closed: refusing to start" "$dir/log/slurmctld.log" \
   && ok "on_error = Closed with an invalid file: slurmctld refuses to start" || fail "closed" "rc=$rc" "$(tail -3 "$dir/log/slurmctld.log")"
 # ---- 12 (cont.). An internal error: on_error = closed refuses with Slurm's internal-error line ----

@@ -223,7 +223,7 @@ for _ in $(seq 300); do [[ -d /proc/$pid1 ]] || break; sleep 0.1; done
 down_at=$(date +%s.%N)
 stopped=$([[ -d /proc/$pid1 ]] && echo no || echo yes)
 sleep "${STORM_DOWN_S:-12}"   # longer than a client's connect retries (MessageTimeout)
-TRAINFIT_CONF=$dir/trainfit.conf /usr/sbin/slurmctld -f "$dir/slurm.conf"
+TRAINFIT_CONF=$dir/trainfit.conf cluster_exec "$dir" /usr/sbin/slurmctld -f "$dir/slurm.conf"
 for _ in $(seq 100); do timeout 10 scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.2; done
 up_at=$(date +%s.%N)
 pid2=$(ctld_pid)

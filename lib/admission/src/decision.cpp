@@ -163,12 +163,12 @@ void fill_numbers(const Evaluation& e, Decision* d) {
   d->global_batch = r.global_batch;
 }
 
-std::string min_text(int64_t gpus) { return gpus > 0 ? std::to_string(gpus) : std::string("none"); }
+std::string min_text(const Response& r) { return min_gpus_text(r.resolved.config, r.min_gpus.gpus); }
 
 // "llama3-70b at seq 8192 needs ...; min_gpus_to_fit=22 (or: --llm-recompute=full fits on 8)"
 std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, Face face) {
   const Config& c = r.resolved.config;
-  std::string line = needs_line(c, r.breakdown) + "; min_gpus_to_fit=" + min_text(r.min_gpus.gpus);
+  std::string line = needs_line(c, r.breakdown) + "; min_gpus_to_fit=" + min_text(r);
   if (cheapest) line += " (or: " + spell_changes(cheapest->changes, face) + " fits on " + std::to_string(c.num_gpus) + ")";
   return line;
 }
@@ -180,7 +180,7 @@ std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, 
   const Response& r = e.response;
   if (gpus.gpus == 0) {
     return "trainfit: " + where(e, partitions) + "the job is annotated for LLM training but requests no GPUs; " +
-           "min_gpus_to_fit=" + min_text(r.min_gpus.gpus) + " (add --gpus=" + r.resolved.config.gpu_name + ":N)";
+           "min_gpus_to_fit=" + min_text(r) + " (add --gpus=" + r.resolved.config.gpu_name + ":N)";
   }
   const std::optional<Advice> cheapest = e.estimator->cheapest_change(r);
   if (cheapest) *advice = cheapest->changes;
@@ -397,7 +397,7 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
     if (job.annotation.check) {
       const Response& r = tightest->response;
       d.message = "trainfit: fits: " + needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" +
-                  min_text(r.min_gpus.gpus) + layout_note(job, *tightest->rules);
+                  min_text(r) + layout_note(job, *tightest->rules);
     }
     return d;
   }

@@ -80,6 +80,10 @@ struct Geometry {
   int64_t head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
 };
 
+// GPUs per node when a request does not say, as trainfit.conf's default: the 8-GPU
+// baseboard of HGX/DGX H100, H200, B200, A100 and MI300X servers. One rule on every face.
+constexpr int64_t kDefaultGpusPerNode = 8;
+
 struct Config {
   Geometry geo;
   std::string model_name;   // catalog name or "" for a custom geometry
@@ -127,7 +131,10 @@ struct Config {
   int fsdp_version = 2;  // 1: FullyShardedDataParallel, 2: fully_shard
   bool fsdp_mixed_precision = true;  // FSDP gathers 16-bit parameters (MixedPrecision param_dtype)
   int zero_stage = 0;
-  int64_t gpus_per_node = 0;  // 0 = not given
+  // min_gpus_to_fit counts whole nodes beyond one. Resolve sets it (kDefaultGpusPerNode
+  // when the request does not say); 0 only in Configs built by hand: no node rounding.
+  int64_t gpus_per_node = 0;
+  bool gpus_per_node_assumed = false;  // the default, not the request's
   ReportStage report_stage = ReportStage::kCritical;
   // Hardware
   std::string gpu_name;

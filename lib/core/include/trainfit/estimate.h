@@ -116,6 +116,10 @@ struct MinGpus {
 TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config, int64_t at_most = 0);
 // The same answer, cheaper when the estimate at config.num_gpus is known to fit.
 TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config, const Breakdown& at_num_gpus);
+// "24 (3 nodes of 8)", "6", "none": a min_gpus_to_fit with the nodes it takes (node_rule.cpp).
+TRAINFIT_API std::string min_gpus_text(const Config& config, int64_t gpus);
+// How the count is made: "any GPU count up to one 8-GPU node, whole nodes beyond (gpus_per_node=8, the default)".
+TRAINFIT_API std::string min_gpus_rule(const Config& config);
 
 struct GpuPoint {
   int64_t num_gpus;

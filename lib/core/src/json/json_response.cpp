@@ -190,6 +190,7 @@ void config_layout(JsonWriter& w, const Config& c) {
   w.key("sharding").string(to_string(c.sharding)).key("gpu").string(c.gpu_name);
   w.key("offload_optimizer").boolean(c.offload_optimizer).key("offload_params").boolean(c.offload_params);
   w.key("runtime_overhead").boolean(c.runtime_overhead).key("rising_lengths").integer(c.rising_lengths);
+  w.key("gpus_per_node").integer(c.gpus_per_node).key("gpus_per_node_assumed").boolean(c.gpus_per_node_assumed);
 }
 
 void config(JsonWriter& w, const Config& c) {
@@ -238,6 +239,7 @@ std::string response_to_json(const Response& r, const ServingInfo& serving, int 
   // --- trainfit's additions ---
   w.key("units").string("GiB (2^30 bytes), as PyTorch and nvidia-smi count");
   if (r.min_gpus.gpus == 0) w.key("min_gpus_reason").string(r.min_gpus.reason);
+  w.key("min_gpus_rule").string(min_gpus_rule(r.resolved.config));
   breakdown(w, r);
   w.key("assumptions").begin_array();
   for (const std::string& assumption : r.resolved.assumptions) w.string(assumption);

@@ -149,6 +149,8 @@ void read_config_layout(const json& c, Config& out) {
   out.offload_params = flag(c, "offload_params");
   out.runtime_overhead = flag(c, "runtime_overhead");
   out.rising_lengths = c.value("rising_lengths", int64_t{1});
+  out.gpus_per_node = c.value("gpus_per_node", int64_t{0});
+  out.gpus_per_node_assumed = c.value("gpus_per_node_assumed", false);
 }
 
 // The config, with what the JSON states elsewhere: the step's shape is in `profile`,

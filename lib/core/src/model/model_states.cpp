@@ -69,7 +69,7 @@ int64_t dense_shard_group(const Config& c) {
   const int64_t group = c.num_gpus / (c.tp * c.pp);
   if (c.sharding == Sharding::kFsdpHybrid) {
     // HYBRID_SHARD: FULL_SHARD inside a node, replicated across nodes (torch FSDP ShardingStrategy).
-    const int64_t per_node = c.gpus_per_node > 0 ? c.gpus_per_node : 8;
+    const int64_t per_node = c.gpus_per_node > 0 ? c.gpus_per_node : kDefaultGpusPerNode;
     return std::max<int64_t>(1, std::min(group, per_node / std::min(per_node, c.tp * c.pp)));
   }
   return group;

@@ -60,8 +60,7 @@ std::string verdict(const Response& r, ChangeSpeller spell) {
   char percent[16];
   std::snprintf(percent, sizeof percent, "%.0f%%", 100.0 * b.per_gpu_total / b.capacity);
   if (b.fits) return "FITS: " + what + ", " + percent + ")";
-  std::string line = "OOM: " + what + "); min_gpus_to_fit=" +
-                     (r.min_gpus.gpus > 0 ? std::to_string(r.min_gpus.gpus) : std::string("none"));
+  std::string line = "OOM: " + what + "); min_gpus_to_fit=" + min_gpus_text(c, r.min_gpus.gpus);
   for (const Advice& a : r.advice) {
     if (a.fits && a.field() != "num_gpus" && a.num_gpus == c.num_gpus) {
       line += " (or: " + spell(a.changes) + " fits on " + std::to_string(c.num_gpus) + ")";

@@ -47,8 +47,11 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
     c.fsdp_version = static_cast<int>(*r.fsdp_version);
   }
   if (r.fsdp_mixed_precision) c.fsdp_mixed_precision = *r.fsdp_mixed_precision;
-  if (c.sharding == Sharding::kFsdpHybrid && c.gpus_per_node == 0) {
-    notes.push_back("fsdp-hybrid shards within 8-GPU nodes (gpus_per_node not given)");
+  if (c.gpus_per_node == 0) {
+    c.gpus_per_node = kDefaultGpusPerNode;
+    c.gpus_per_node_assumed = true;
+    notes.push_back("gpus_per_node=" + std::to_string(kDefaultGpusPerNode) +
+                    " (whole nodes beyond one, as trainfit.conf's default)");
   }
   if (c.tp == 1 && c.sp) c.sp = false;  // sequence parallelism is a TP feature
   if (g.heads % c.tp != 0) {

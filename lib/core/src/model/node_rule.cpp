@@ -1,0 +1,32 @@
+// How min_gpus_to_fit counts GPUs, in words every face prints beside the number (the
+// CLI's table, the service's JSON, the job_submit plugin's messages), so that one rule is
+// stated wherever an answer is given. The counts themselves: min_gpus.cpp's ValidCounts.
+#include <numeric>
+
+#include "trainfit/estimate.h"
+
+namespace trainfit {
+namespace {
+
+std::string plural(int64_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+int64_t model_unit(const Config& c) { return std::lcm(c.tp * c.pp * c.cp, c.tp * c.pp * c.ep); }
+
+}  // namespace
+
+std::string min_gpus_text(const Config& c, int64_t gpus) {
+  if (gpus <= 0) return "none";
+  if (c.gpus_per_node <= 0 || gpus <= c.gpus_per_node) return std::to_string(gpus);
+  const int64_t nodes = (gpus + c.gpus_per_node - 1) / c.gpus_per_node;
+  return std::to_string(gpus) + " (" + plural(nodes, "node", "nodes") + " of " + std::to_string(c.gpus_per_node) + ")";
+}
+
+std::string min_gpus_rule(const Config& c) {
+  const int64_t unit = model_unit(c);
+  const std::string step = unit == 1 ? "any GPU count" : "multiples of " + std::to_string(unit) + " GPUs";
+  if (c.gpus_per_node <= 0) return step;
+  return step + " up to one " + std::to_string(c.gpus_per_node) + "-GPU node, whole nodes beyond (gpus_per_node=" +
+         std::to_string(c.gpus_per_node) + (c.gpus_per_node_assumed ? ", the default" : "") + ")";
+}
+
+}  // namespace trainfit
