@@ -73,6 +73,11 @@ check "trainfit-slurm depends on Slurm $slurm_version exactly (any Debian revisi
 owner=$(dpkg -S "$(ls /usr/lib/*/slurm-wlm/auth_munge.so | head -1)" 2>/dev/null | cut -d: -f1)
 detail="owner of auth_munge.so: $owner"; check "slurm-wlm-basic-plugins holds this Slurm's plugins" test "$owner" = slurm-wlm-basic-plugins
 detail=$(field trainfit-doc Architecture); check "trainfit-doc is Architecture: all" test "$detail" = all
+# What the CLI and the service point at comes with them: the unit's Documentation= names
+# trainfit-doc's files, PNG plots need rsvg-convert (librsvg2-bin) — both recommended.
+detail=$(field trainfit Recommends)
+check "trainfit recommends trainfit-doc and librsvg2-bin" \
+  test -n "$(grep -w trainfit-doc <<<"$detail")" -a -n "$(grep -w librsvg2-bin <<<"$detail")"
 
 # ---- Install ----
 out=$(dpkg -i "$(deb trainfit)" "$(deb trainfit-slurm)" "$(deb trainfit-doc)" 2>&1); rc=$?
@@ -93,6 +98,14 @@ detail=$(getent passwd trainfit); check "postinst created the system user trainf
   grep -qE '^trainfit:x:[0-9]{1,3}:.*:(/usr/sbin/nologin|/bin/false)$' <<<"$detail"
 unit=$(dpkg -L trainfit | grep '/trainfit.service$')
 detail="$unit"; check "trainfit.service installed in a systemd unit dir" test -f "$unit"
+missing=""
+for doc in $(sed -n 's/^Documentation=//p' "$unit"); do
+  case $doc in
+    man:*) page=${doc#man:}; man -w "${page%%(*}" >/dev/null 2>&1 || missing+=" $doc" ;;
+    file://*) [[ -f ${doc#file://} ]] || missing+=" $doc" ;;
+  esac
+done
+detail="missing:$missing"; check "the unit's Documentation= targets are installed" test -z "$missing"
 if command -v systemd-analyze >/dev/null; then
   detail=$(systemd-analyze verify "$unit" 2>&1); check "systemd-analyze verify trainfit.service" test -z "$detail"
 fi

@@ -57,7 +57,7 @@ TEST(MinGpus, UnstatedNodesAreEightGpusAndTheAnswerSaysSo) {
   EXPECT_EQ(min_gpus_text(unstated, 6), "6");
   EXPECT_EQ(min_gpus_text(unstated, 0), "none");
   EXPECT_EQ(min_gpus_rule(unstated), "any GPU count up to one 8-GPU node, whole nodes beyond (gpus_per_node=8, the default)");
-  const Config tp4 = testing::config_of("model=llama3-70b,tensor_parallel=4,gpus_per_node=4");
+  const Config tp4 = testing::config_of("model=llama3-70b,tensor_parallel=4,num_gpus=4,gpus_per_node=4");
   EXPECT_EQ(min_gpus_rule(tp4), "multiples of 4 GPUs up to one 4-GPU node, whole nodes beyond (gpus_per_node=4)");
 }
 

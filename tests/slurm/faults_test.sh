@@ -23,6 +23,10 @@ cleanup() {
   mountpoint -q "$dir/ro" && umount "$dir/ro"
 }
 trap 'checks_finish cleanup' EXIT
+# The tmpfs of the audit-log test is mounted before any daemon starts: the daemons run in a
+# private mount namespace (cluster.sh, cluster_exec), which copies the mounts there at its start.
+mkdir -p "$dir/ro"
+mount -t tmpfs -o size=1m,mode=0755 tmpfs "$dir/ro" 2>/dev/null
 if [[ $(id -u) -ne 0 ]]; then echo "faults_test.sh: needs root (munged, slurmctld)"; exit 1; fi
 id "$user" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$user"
 
@@ -213,8 +217,7 @@ sleep 3
 check_site_job "bad file removed: the site catalog is reloaded and used"
 
 # ---- The audit log on a read-only filesystem ----
-mkdir -p "$dir/ro"
-if mount -t tmpfs -o size=1m,mode=0755 tmpfs "$dir/ro" 2>/dev/null; then
+if mountpoint -q "$dir/ro"; then
   : > "$dir/ro/audit.jsonl"
   mount -o remount,ro "$dir/ro"
   audit=$dir/ro/audit.jsonl install_good; sleep 3.2

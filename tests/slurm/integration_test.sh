@@ -25,6 +25,10 @@ cleanup() {
   mountpoint -q "$dir/small" && umount "$dir/small"
 }
 trap 'checks_finish cleanup' EXIT
+# The tmpfs of the audit-log test is mounted before any daemon starts: the daemons run in a
+# private mount namespace (cluster.sh, cluster_exec), which copies the mounts there at its start.
+mkdir -p "$dir/small"
+mount -t tmpfs -o size=64k,mode=0755 tmpfs "$dir/small" 2>/dev/null
 
 if [[ $(id -u) -ne 0 ]]; then echo "integration_test.sh: needs root (munged, slurmctld, slurmd)"; exit 1; fi
 id "$user" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$user"
@@ -494,8 +498,7 @@ out=$(nospank as_user sbatch -H -p strict --gpus=h100:8 --wrap true 2>&1); rc=$?
 # ---- 9. The audit log on a full filesystem: whole lines or none ----
 write_conf
 await_reload
-mkdir -p "$dir/small"
-if mount -t tmpfs -o size=64k,mode=0755 tmpfs "$dir/small" 2>/dev/null; then
+if mountpoint -q "$dir/small"; then
   audit=$dir/small/audit.jsonl write_conf
   await_reload
   sbatch -H --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true >/dev/null 2>&1  # first line
