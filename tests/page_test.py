@@ -6,7 +6,11 @@ input and change events dispatched), and checks what it shows against `trainfit 
 for the same request: the verdict line, min_gpus_to_fit, FITS/OOM, a 400's message next to
 its field, the three charts as SVG in the DOM, a dropped DeepSpeed config and a chosen HF
 config.json filling the form. Screenshots of the page and of `trainfit report --format html`
-must not be blank. Every wait is bounded.
+must not be blank. Issue 23: at a desktop and a phone viewport, the charts as wide as the
+content area and their text >= 11 px as drawn, no key/value row's label touching its value,
+numbers grouped by thousands; the request kept in the address (a fresh load and the back
+button restore it); no chart label touching another text, the capacity or min-GPUs line or
+the request's dot, in the page and in `trainfit plot`'s SVG. Every wait is bounded.
 """
 import argparse
 import json
@@ -17,6 +21,7 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 import zlib
 
@@ -252,7 +257,7 @@ def check_verdict(browser, trainfit, args, what, want_fits):
         fail("%s: the page shows %r, trainfit estimate says %r" % (what, verdict, expected["verdict"]))
     else:
         ok("%s: verdict %r" % (what, verdict))
-    want_min = "none" if expected["min_gpus_to_fit"] is None else str(expected["min_gpus_to_fit"])
+    want_min = "none" if expected["min_gpus_to_fit"] is None else "{:,}".format(expected["min_gpus_to_fit"])
     got_min = text_of(browser, "min-gpus")
     if got_min != want_min:
         fail("%s: min_gpus_to_fit shown %r, trainfit estimate says %r" % (what, got_min, want_min))
@@ -266,7 +271,7 @@ def check_verdict(browser, trainfit, args, what, want_fits):
     if advice != len(expected["advice"]):
         fail("%s: %d advice items shown, trainfit estimate gives %d" % (what, advice, len(expected["advice"])))
     per_gpu = text_of(browser, "per-gpu")
-    if per_gpu != "%.2f GiB" % expected["per_gpu_total_gb"]:
+    if per_gpu != "{:,.2f} GiB".format(expected["per_gpu_total_gb"]):
         fail("%s: per GPU shown %r, trainfit estimate says %.4f" % (what, per_gpu, expected["per_gpu_total_gb"]))
     return expected
 
@@ -462,6 +467,249 @@ def run_report(browser, args):
     check_not_blank("report.png", browser.screenshot(os.path.join(args.shots, "report.png")))
 
 
+# ---- issue 23: layout, numbers, the URL, chart labels ----
+
+VIEWPORTS = (("desktop 1280x900", 1280, 900, False), ("phone 390x844", 390, 844, True))
+
+
+def set_viewport(browser, width, height, mobile):
+    browser.call("Emulation.setDeviceMetricsOverride",
+                 {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+
+
+def load_page(browser, url):
+    """Navigates (via about:blank, so it is a fresh load) and waits for the first estimate."""
+    browser.navigate("about:blank")
+    browser.navigate(url)
+    browser.wait("document.body.dataset.ready === '1' && document.body.dataset.renders === '1' && "
+                 "document.body.dataset.pending === '0'", 20, "the page's first estimate at " + url)
+
+
+# Each chart's SVG: its rendered width against the content area's (main's content box) and
+# the smallest text as rendered: the computed font size times the SVG's scale (rendered
+# width / viewBox width).
+CHART_SIZES_JS = """(() => {
+  const main = document.querySelector('main');
+  const cs = getComputedStyle(main);
+  const content = main.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  return ['gpus', 'seq', 'budget'].map((c) => {
+    const svg = document.querySelector('#chart-' + c + ' .chart-body svg');
+    if (!svg) return {chart: c, missing: true};
+    const width = svg.getBoundingClientRect().width;
+    const scale = width / svg.viewBox.baseVal.width;
+    let smallest = Infinity, which = '';
+    for (const t of svg.querySelectorAll('text')) {
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (px < smallest) { smallest = px; which = t.textContent; }
+    }
+    return {chart: c, width, content, scale, smallest, which};
+  });
+})()"""
+
+# Every key/value row of the page (the breakdown tables, the headline figures): the text
+# boxes (a Range over each cell's contents: where the glyphs are, overflow included) of
+# the label and the value must not intersect.
+KEY_VALUE_JS = """(() => {
+  const box = (node) => { const r = document.createRange(); r.selectNodeContents(node); return r.getBoundingClientRect(); };
+  const hit = (a, b) => a.width > 0 && b.width > 0 && a.left < b.right - 0.5 && b.left < a.right - 0.5 &&
+                        a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const out = {rows: 0, overlaps: []};
+  const pairs = [...document.querySelectorAll('#breakdown tr')].map((tr) => [tr.cells[0], tr.cells[1]])
+    .concat([...document.querySelectorAll('#headline > div')].map((d) => [d.querySelector('dt'), d.querySelector('dd')]));
+  for (const [k, v] of pairs) {
+    if (!k || !v) continue;
+    out.rows += 1;
+    const a = box(k), b = box(v);
+    if (hit(a, b)) out.overlaps.push(k.textContent + ' | ' + v.textContent + ' (' + Math.round(a.right) + ' > ' +
+                                     Math.round(b.left) + ')');
+  }
+  return out;
+})()"""
+
+
+def run_layout(browser, args):
+    """Issue 23 points 1-3: charts full width and legible, no key/value collisions, grouped numbers."""
+    config = {"model": "llama3-70b", "gpu": "h100", "num_gpus": "8", "micro_batch": "1", "seq_length": "8192",
+              "zero_stage": "3", "recompute": "full"}
+    for name, width, height, mobile in VIEWPORTS:
+        set_viewport(browser, width, height, mobile)
+        load_page(browser, args.base + "/")
+        fill(browser, config)
+        for c in browser.js(CHART_SIZES_JS):
+            if c.get("missing"):
+                fail("%s: chart %s has no SVG" % (name, c["chart"]))
+                continue
+            wide = c["width"] >= 0.9 * c["content"] or (not mobile and c["width"] >= 600)
+            (ok if wide else fail)("%s: chart %s is %.0f px wide, the content area %.0f px (wanted >= 90%%%s)" % (
+                name, c["chart"], c["width"], c["content"], "" if mobile else " or >= 600 px"))
+            (ok if c["smallest"] >= 11 else fail)(
+                "%s: chart %s: smallest text %.1f px as rendered (scale %.2f; %r) (wanted >= 11)" % (
+                    name, c["chart"], c["smallest"], c["scale"], c["which"]))
+        kv = browser.js(KEY_VALUE_JS)
+        if kv["rows"] < 20:
+            fail("%s: only %d key/value rows found" % (name, kv["rows"]))
+        elif kv["overlaps"]:
+            fail("%s: %d key/value rows where the label's text runs into the value's: %s" % (
+                name, len(kv["overlaps"]), "; ".join(kv["overlaps"][:5])))
+        else:
+            ok("%s: %d key/value rows, no label touches its value" % (name, kv["rows"]))
+        browser.screenshot(os.path.join(args.shots, "page-%dx%d.png" % (width, height)))  # to look at, not judged
+    set_viewport(browser, 1400, 1800, False)
+
+    # Numbers of 1000 and more, grouped by thousands: every integer of the breakdown (parameter
+    # counts, bytes) and the global batch, as the CLI gives them, shown as "70,553,706,496".
+    big = dict(config, num_gpus="2048")
+    fill(browser, big)
+    _, expected, _ = cli(args.trainfit, ["estimate", "--model", "llama3-70b", "--gpu", "h100", "--gpus", "2048",
+                                         "--micro-batch", "1", "--seq", "8192", "--zero", "3", "--recompute", "full",
+                                         "--format", "json"])
+    shown = browser.js("""Object.fromEntries([...document.querySelectorAll('#breakdown table')].flatMap((t) =>
+        [...t.rows].map((r) => [t.caption.textContent.replace(/ /g, '_') + '.' + r.cells[0].textContent.replace(/\\u200b/g, ''),
+                                r.cells[1].textContent])))""")
+    wanted = {}
+    shown_sections = {k.split(".")[0] for k in shown}
+    for section, part in expected["breakdown"].items():
+        if isinstance(part, dict) and section in shown_sections:
+            for key, value in part.items():
+                if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 1000:
+                    wanted["%s.%s" % (section, key)] = "{:,}".format(value)
+    wanted["headline.global_batch"] = "{:,}".format(expected["global_batch"])
+    shown["headline.global_batch"] = text_of(browser, "global-batch")
+    wrong = ["%s shown %r, wanted %r" % (k, shown.get(k), v) for k, v in sorted(wanted.items()) if shown.get(k) != v]
+    if len(wanted) < 3:
+        fail("thousands: only %d integers >= 1000 in the CLI's breakdown: %s" % (len(wanted), wanted))
+    elif wrong:
+        fail("thousands: %d of %d numbers not grouped: %s" % (len(wrong), len(wanted), "; ".join(wrong[:4])))
+    else:
+        ok("thousands: %d numbers grouped, e.g. %s" % (len(wanted), ", ".join(list(wanted.values())[:3])))
+
+
+def form_values(browser, names):
+    return browser.js("Object.fromEntries(%s.map((n) => [n, document.getElementById('f-' + n).value]))" % json.dumps(names))
+
+
+def run_url(browser, args):
+    """Issue 23 point 4: the request in the URL, restored on load and by the back button."""
+    a = {"model": "llama3-70b", "gpu": "h100", "num_gpus": "16", "micro_batch": "1", "seq_length": "8192",
+         "zero_stage": "3", "recompute": "full"}
+    a_cli = ["--model", "llama3-70b", "--gpu", "h100", "--gpus", "16", "--micro-batch", "1", "--seq", "8192",
+             "--zero", "3", "--recompute", "full"]
+    load_page(browser, args.base + "/")
+    fill(browser, a)
+    url_a = browser.js("location.href")
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(url_a).query)
+    if {k: v[0] for k, v in query.items() if k in a} != a:
+        fail("url: after an estimate the address is %r; wanted the form's fields %s in it" % (url_a, a))
+        return
+    ok("url: the address holds the request: %s" % url_a)
+    load_page(browser, url_a)
+    if form_values(browser, list(a)) != a or browser.js("location.href") != url_a:
+        fail("url: opened fresh, %s shows %s at %s" % (url_a, form_values(browser, list(a)), browser.js("location.href")))
+    else:
+        ok("url: opened fresh, the form holds the linked request")
+    check_verdict(browser, args.trainfit, a_cli, "url: the linked request", None)
+    fill(browser, {"num_gpus": "32", "seq_length": "4096"})
+    url_b = browser.js("location.href")
+    if url_b == url_a or "num_gpus=32" not in url_b:
+        fail("url: after a change the address is %r" % url_b)
+    renders = int(browser.js("Number(document.body.dataset.renders || 0)"))
+    browser.js("history.back(), true")
+    wait_render(browser, renders)
+    if form_values(browser, list(a)) != a or browser.js("location.href") != url_a:
+        fail("url: back from %s: the form holds %s at %s; wanted %s" % (url_b, form_values(browser, list(a)),
+                                                                       browser.js("location.href"), a))
+    else:
+        ok("url: back restores the previous request (%s)" % url_a)
+    check_verdict(browser, args.trainfit, a_cli, "url: after back", None)
+    renders = int(browser.js("Number(document.body.dataset.renders || 0)"))
+    browser.js("history.forward(), true")
+    wait_render(browser, renders)
+    got = form_values(browser, ["num_gpus", "seq_length"])
+    (ok if got == {"num_gpus": "32", "seq_length": "4096"} else fail)("url: forward again gives %s" % got)
+
+
+# Overlaps in one chart SVG: every pair of text boxes (getBoundingClientRect: the em box),
+# and every text that is not a tick against the reference lines (capacity, min-gpus; their
+# box widened by half the stroke) and the request's dot. Texts of different panels are not compared.
+CHART_OVERLAPS_JS = """((root) => {
+  const boxes = [];
+  const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const panelOf = (n) => n.closest('g.panel');
+  const scale = root.getBoundingClientRect().width / root.viewBox.baseVal.width;
+  const texts = [...root.querySelectorAll('text')].filter((t) => t.textContent.trim() !== '');
+  const out = [];
+  for (let i = 0; i < texts.length; i++) {
+    for (let j = i + 1; j < texts.length; j++) {
+      if (panelOf(texts[i]) !== panelOf(texts[j])) continue;
+      if (hit(texts[i].getBoundingClientRect(), texts[j].getBoundingClientRect())) {
+        out.push('text ' + JSON.stringify(texts[i].textContent) + ' on text ' + JSON.stringify(texts[j].textContent));
+      }
+    }
+  }
+  const shapes = [...root.querySelectorAll('line.rule, circle[data-marker]')];
+  for (const s of shapes) {
+    const r = s.getBoundingClientRect();
+    const half = (parseFloat(s.getAttribute('stroke-width') || '1') / 2) * scale;
+    const box = {left: r.left - half, right: r.right + half, top: r.top - half, bottom: r.bottom + half};
+    for (const t of texts) {
+      if (t.classList.contains('tick') || panelOf(t) !== panelOf(s)) continue;
+      if (hit(t.getBoundingClientRect(), box)) {
+        out.push('text ' + JSON.stringify(t.textContent) + ' on ' + (s.getAttribute('data-series') || 'the request dot'));
+      }
+    }
+  }
+  return {texts: texts.length, shapes: shapes.length, overlaps: out};
+})"""
+
+LABEL_CASES = (
+    ("small model on 1 GPU", {"model": "qwen3-0.6b", "gpu": "h100", "num_gpus": "1", "micro_batch": "1",
+                              "seq_length": "4096", "zero_stage": "0"}),
+    ("70B on 8, fits from many", {"model": "llama3-70b", "gpu": "h100", "num_gpus": "8", "micro_batch": "1",
+                                  "seq_length": "8192", "zero_stage": "3", "recompute": "full"}),
+    ("70B on 64, fits from fewer", {"model": "llama3-70b", "gpu": "h100", "num_gpus": "64", "micro_batch": "1",
+                                    "seq_length": "8192", "zero_stage": "3", "recompute": "full"}),
+    ("never fits", {"model": "llama3-70b", "gpu": "h100", "num_gpus": "8", "micro_batch": "16",
+                    "seq_length": "131072", "zero_stage": "0"}),
+)
+
+
+def cli_args(tmp, request):
+    path = os.path.join(tmp, "label-request.json")
+    with open(path, "w") as f:
+        json.dump({k: (int(v) if v.isdigit() else v) for k, v in request.items() if v != ""}, f)
+    return ["--request", path]
+
+
+def run_chart_labels(browser, args):
+    """Issue 23 point 5: chart labels clear of each other, of the lines they annotate and of the axes."""
+    load_page(browser, args.base + "/")
+    for what, request in LABEL_CASES:
+        fill(browser, dict({"recompute": ""}, **request))
+        _, expected, _ = cli(args.trainfit, ["estimate"] + cli_args(args.tmp, request) + ["--format", "json"])
+        want = {"small model on 1 GPU": 1, "never fits": None}.get(what, "many")
+        got = expected["min_gpus_to_fit"]
+        if (got != want) if want != "many" else not (got and got > 8):
+            fail("labels: %s: min_gpus_to_fit is %s, the case wants %s" % (what, got, want))
+        for chart in ("gpus", "seq", "budget"):
+            result = browser.js("(%s)(document.querySelector('#chart-%s .chart-body svg'))" % (CHART_OVERLAPS_JS, chart))
+            (fail if result["overlaps"] else ok)("labels, page, %s (min_gpus_to_fit %s): chart %s: %d texts, %d lines/dots%s" % (
+                what, expected["min_gpus_to_fit"], chart, result["texts"], result["shapes"],
+                "; overlaps: " + "; ".join(result["overlaps"][:4]) if result["overlaps"] else ", no overlaps"))
+    # The same cases as `trainfit plot` writes them (all three panels), opened in chromium.
+    for i, (what, request) in enumerate(LABEL_CASES):
+        svg = os.path.join(args.tmp, "labels-%d.svg" % i)
+        run = subprocess.run([args.trainfit, "plot"] + cli_args(args.tmp, request) + ["--out", svg], capture_output=True,
+                             text=True, timeout=30)
+        if run.returncode != 0:
+            fail("labels: trainfit plot %s: %s" % (what, run.stderr.strip()))
+            continue
+        browser.navigate("file://" + svg)
+        result = browser.js("(%s)(document.documentElement)" % CHART_OVERLAPS_JS)
+        (fail if result["overlaps"] else ok)("labels, trainfit plot, %s: %d texts, %d lines/dots%s" % (
+            what, result["texts"], result["shapes"],
+            "; overlaps: " + "; ".join(result["overlaps"][:4]) if result["overlaps"] else ", no overlaps"))
+
+
 def main():
     parser = argparse.ArgumentParser()
     for name in ("--trainfit", "--base", "--fixtures", "--tmp", "--shots"):
@@ -470,7 +718,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL page_test.py: terminated (timeout)"))
     browser = Browser(args.tmp)
     try:
-        for step in (run_page, run_report):
+        for step in (run_page, run_layout, run_url, run_chart_labels, run_report):
             try:
                 step(browser, args)
             except (TimeoutError, RuntimeError, OSError, ValueError, KeyError, websocket.WebSocketException) as e:

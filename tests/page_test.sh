@@ -4,7 +4,7 @@
 # DevTools Protocol by tests/page_test.py. Expected numbers come from `trainfit estimate`.
 #   bash tests/page_test.sh BUILD/cli/trainfit [SCREENSHOT_DIR]
 # Screenshots (page.png, page-config.png, report.png) go to SCREENSHOT_DIR (default: the
-# trainfit binary's directory/page-screenshots). Bounded: under 90 s.
+# trainfit binary's directory/page-screenshots). Bounded: under 130 s.
 set -u
 bin=$(readlink -f "$1")
 shots=${2:-$(dirname "$bin")/page-screenshots}
@@ -22,8 +22,8 @@ for need in chromium /usr/bin/python3; do
 done
 /usr/bin/python3 -c 'import websocket' 2>/dev/null || { echo "FAIL python3-websocket is not installed (scripts/install-deps.sh)"; exit 1; }
 
-# `trainfit serve` on a free port, stopped after 85 s at the latest (timeout passes SIGTERM on).
-timeout -k 5 85 "$bin" serve --listen 127.0.0.1:0 --node-name page-test --threads 2 --access-log "$tmp/access.log" \
+# `trainfit serve` on a free port, stopped after 125 s at the latest (timeout passes SIGTERM on).
+timeout -k 5 125 "$bin" serve --listen 127.0.0.1:0 --node-name page-test --threads 2 --access-log "$tmp/access.log" \
   2>"$tmp/serve.err" &
 server_pid=$!
 port=
@@ -34,7 +34,7 @@ for _ in $(seq 100); do
 done
 if [[ -z $port ]]; then echo "FAIL the server did not start:"; cat "$tmp/serve.err"; exit 1; fi
 
-timeout -k 5 80 /usr/bin/python3 "$here/page_test.py" --trainfit "$bin" --base "http://127.0.0.1:$port" \
+timeout -k 5 120 /usr/bin/python3 "$here/page_test.py" --trainfit "$bin" --base "http://127.0.0.1:$port" \
   --fixtures "$here/fixtures" --tmp "$tmp" --shots "$shots"
 rc=$?
 if ((rc != 0)); then

@@ -1,6 +1,8 @@
 // The service's page (docs/service.md, "The page"). Hand-written, no dependencies.
 // The form is built from GET /v1/fields; every change (debounced) posts the request to
-// POST /edge/training and the three charts to POST /v1/plot.svg?chart=...; a dropped
+// POST /edge/training and the three charts to POST /v1/plot.svg?chart=...; the request
+// goes into the address (?field=value&..., as GET /v1/plot.svg takes it), a new history
+// entry per estimate, so a link shares it and Back returns to the one before; a dropped
 // config file goes to POST /v1/config, whose answer fills the form. Text from the
 // service goes into the page as text nodes only; SVG is parsed and filtered, never
 // assigned as HTML.
@@ -21,6 +23,7 @@
   let timer = null;
   let generation = 0;       // answers to older requests are dropped
   let renders = 0;
+  let shownQuery = null;    // the query of the request the current history entry stands for
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -119,6 +122,39 @@
     return request;
   }
 
+  // ---- The request in the address ----
+
+  // The request as a query string, fields in the field table's order (stable, so that the
+  // same request always gives the same address).
+  function queryOf(request) {
+    return new URLSearchParams(Object.entries(request).map(([k, v]) => [k, String(v)])).toString();
+  }
+
+  // The fields in the address (unknown names left out), or null when it names none.
+  function requestFromAddress() {
+    const request = {};
+    for (const [name, value] of new URLSearchParams(location.search)) {
+      if (fields.some((f) => f.name === name)) request[name] = value;
+    }
+    return Object.keys(request).length ? request : null;
+  }
+
+  // The form from the address (or the defaults), taken as what this history entry shows.
+  function fillFromAddress() {
+    const request = requestFromAddress();
+    fillForm(request || DEFAULTS);
+    if (request === null) $('more').open = false;
+    shownQuery = queryOf(currentRequest());
+  }
+
+  // After an estimate: a request other than the entry's gets a new entry.
+  function remember(request) {
+    const query = queryOf(request);
+    if (query === shownQuery) return;
+    history.pushState(null, '', '?' + query);
+    shownQuery = query;
+  }
+
   // ---- Talking to the service ----
 
   async function getJson(path) {
@@ -169,6 +205,7 @@
   async function update() {
     const mine = ++generation;
     const request = currentRequest();
+    remember(request);
     let answer;
     try {
       const r = await post('/edge/training', request);
@@ -196,7 +233,16 @@
 
   // ---- The answer ----
 
-  const gib = (x) => (typeof x === 'number' ? x.toFixed(2) + ' GiB' : '–');
+  // Numbers grouped by thousands ("70,553,706,496", "1,024.50"): toFixed's digits (the
+  // CLI's rounding), with a comma every three digits of the integer part.
+  function grouped(x, decimals) {
+    const [whole, fraction] = (decimals === undefined ? String(x) : x.toFixed(decimals)).split('.');
+    return whole.replace(/\B(?=(\d{3})+$)/g, ',') + (fraction === undefined ? '' : '.' + fraction);
+  }
+  const gib = (x) => (typeof x === 'number' ? grouped(x, 2) + ' GiB' : '–');
+
+  // A field name that may wrap after its underscores (<wbr>), as children for el().
+  const breakable = (name) => name.split(/(?<=_)/).flatMap((part, i) => (i ? [el('wbr'), part] : [part]));
 
   function showVerdictError(message) {
     const v = $('verdict');
@@ -214,8 +260,8 @@
     $('per-gpu').textContent = gib(a.per_gpu_total_gb);
     $('capacity').textContent = gib(a.gpu_capacity_gb);
     $('utilization').textContent = a.utilization_percent + '%';
-    $('min-gpus').textContent = a.min_gpus_to_fit === null ? 'none' : String(a.min_gpus_to_fit);
-    $('global-batch').textContent = String(a.global_batch);
+    $('min-gpus').textContent = a.min_gpus_to_fit === null ? 'none' : grouped(a.min_gpus_to_fit);
+    $('global-batch').textContent = grouped(a.global_batch);
     $('min-gpus-reason').textContent = a.min_gpus_reason || '';
     renderAdvice(a.advice || []);
     renderBreakdown(a.breakdown || {});
@@ -236,12 +282,12 @@
         for (const c of item.changes) setValue(c.field, c.value);
         schedule();
       });
-      list.append(el('li', {}, el('code', {}, words), ': ' + gib(item.per_gpu_gb) + ' per GPU on ' + item.num_gpus +
+      list.append(el('li', {}, el('code', {}, words), ': ' + gib(item.per_gpu_gb) + ' per GPU on ' + grouped(item.num_gpus) +
         ' GPUs, ' + (item.fits ? 'fits' : 'does not fit'), apply));
     }
   }
 
-  // The breakdown's GiB tables (parameters are counts, bytes exact: shown as they are).
+  // The breakdown's GiB tables (parameters are counts, bytes exact: shown whole, grouped).
   function renderBreakdown(b) {
     const box = $('breakdown');
     clear(box);
@@ -250,13 +296,14 @@
       const part = b[section];
       if (!part || typeof part !== 'object') continue;
       const table = el('table', { class: 'breakdown' }, el('caption', {}, section.replace(/_/g, ' ')),
-        el('colgroup', {}, el('col', { class: 'key' }), el('col', { class: 'value' }), el('col', {})));
+        el('colgroup', {}, el('col', { class: 'key' }), el('col', { class: 'value' }), el('col', { class: 'bar' })));
       for (const [key, value] of Object.entries(part)) {
         const isGib = /_gb$/.test(key) && typeof value === 'number';
         const bar = el('div', { class: 'bar' });
         if (isGib) bar.style.width = Math.min(100, (100 * value) / peak).toFixed(1) + '%';
-        const row = el('tr', {}, el('td', {}, key.replace(/_gb$/, '')),
-          el('td', { class: typeof value === 'number' ? 'num' : 'text' }, isGib ? value.toFixed(2) : String(value)),
+        const shown = isGib ? grouped(value, 2) : typeof value === 'number' ? grouped(value) : String(value);
+        const row = el('tr', {}, el('td', { class: 'key' }, ...breakable(key.replace(/_gb$/, ''))),
+          el('td', { class: typeof value === 'number' ? 'num' : 'text' }, shown),
           el('td', {}, isGib ? bar : ''));
         if (isGib && value === 0) row.className = 'zero';
         table.append(row);
@@ -384,8 +431,8 @@
     const byName = new Map(fields.map((f) => [f.name, f]));
     for (const name of MAIN) if (byName.has(name)) main.append(control(byName.get(name), models, gpus));
     for (const f of fields) if (!MAIN.includes(f.name)) more.append(control(f, models, gpus));
-    fillForm(DEFAULTS);
-    $('more').open = false;
+    fillFromAddress();
+    window.addEventListener('popstate', () => { fillFromAddress(); schedule(); });
     const form = $('form');
     form.addEventListener('input', schedule);
     form.addEventListener('change', schedule);
