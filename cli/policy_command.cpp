@@ -21,6 +21,7 @@
 #include "trainfit/estimate.h"
 #include "trainfit/plot.h"
 #include "trainfit/util/file.h"
+#include "trainfit/util/counted.h"
 
 namespace po = boost::program_options;
 
@@ -174,8 +175,8 @@ const std::vector<std::string> kHeader = {"model", "gpu", "seq_length", "recompu
 std::string scope(const Site& site) {
   if (!site.policy) return "no partition policy (full HBM usable)";
   return "partition " + (site.partition.empty() ? std::string("(default)") : site.partition) + " of " + site.conf +
-         ": headroom " + fixed1(100.0 * site.rules.headroom) + "% of HBM, " + std::to_string(site.rules.gpus_per_node) +
-         " GPUs per node";
+         ": headroom " + fixed1(100.0 * site.rules.headroom) + "% of HBM, " + counted(site.rules.gpus_per_node, "GPU") +
+         " per node";
 }
 
 void print_table(std::ostream& out, const std::vector<Row>& rows, const Site& site) {

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "trainfit/catalog.h"
+#include "trainfit/host_offload.h"
 #include "trainfit/request.h"
+#include "trainfit/util/counted.h"
 
 namespace trainfit::cli {
 
@@ -80,7 +82,17 @@ std::vector<Line> lines(const Response& r) {
       {"total", "per_gpu_total", b.per_gpu_total},
       {"total", "gpu_capacity", b.capacity},
       {"host", "offload_per_gpu", b.host_offload_per_gpu},
+      {"host", "offload_per_node", host_offload_per_node(r.resolved.config, b).bytes},
   };
+}
+
+// Host RAM per GPU and per node: what the job's memory request (--mem) must cover.
+void host_ram_rows(std::ostream& out, const Config& c, const Breakdown& b) {
+  const HostOffloadNode node = host_offload_per_node(c, b);
+  out << "host RAM for offload\n";
+  row(out, "per GPU", b.host_offload_per_gpu);
+  row(out, "per node", node.bytes,
+      counted(node.gpus, "GPU") + (node.assumed ? " per node assumed (gpus_per_node not given)" : " on a node"));
 }
 
 }  // namespace
@@ -114,10 +126,7 @@ void print_estimate_table(std::ostream& out, const Response& r) {
     if (std::string(current) == "phases" && std::string(line.key) == b.stage.peak_phase) note = "<- peak";
     row(out, line.key, line.bytes, note);
   }
-  if (b.host_offload_per_gpu > 0) {
-    out << "host RAM for offload\n";
-    row(out, "per GPU", b.host_offload_per_gpu);
-  }
+  if (b.host_offload_per_gpu > 0) host_ram_rows(out, c, b);
   out << "\n";
   row(out, "PEAK PER GPU", b.per_gpu_total,
       "of " + fixed(gib4(b.capacity)) + " GiB (" + fixed(100.0 * b.per_gpu_total / b.capacity, 0) + "%)");
@@ -128,7 +137,7 @@ void print_estimate_table(std::ostream& out, const Response& r) {
   out << "  min_gpus_to_fit                     "
       << (r.min_gpus.gpus > 0 ? min_gpus_text(c, r.min_gpus.gpus) : "none: " + r.min_gpus.reason) << "\n";
   out << "    counted as                        " << min_gpus_rule(c) << "\n";
-  out << "  global_batch                        " << r.global_batch << " sequences\n";
+  out << "  global_batch                        " << counted(r.global_batch, "sequence") << "\n";
   if (!r.advice.empty()) {
     out << "\nadvice (cheapest first):\n";
     for (const Advice& a : r.advice) {
@@ -166,7 +175,7 @@ void print_sweep_table(std::ostream& out, const Response& r, bool gpus, bool seq
   }
   if (seq) {
     if (gpus) out << "\n";
-    out << "per-GPU memory vs sequence length (" << r.resolved.config.num_gpus << " GPUs)\n";
+    out << "per-GPU memory vs sequence length (" << counted(r.resolved.config.num_gpus, "GPU") << ")\n";
     out << "  seq_length  per_gpu_gib  activation_gib  fits\n";
     for (const SeqPoint& p : r.mem_vs_seq) {
       char buffer[160];

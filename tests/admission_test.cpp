@@ -16,6 +16,7 @@
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
 #include "trainfit/util/file.h"
+#include "trainfit/util/text.h"
 
 namespace trainfit::admission {
 namespace {
@@ -868,6 +869,54 @@ TEST(Decision, CheckReportsTheVerdictOnAccept) {
       << d.message;
 }
 
+// Offload's host RAM per node against the job's memory request: a warning naming both, the
+// verdict unchanged. The per-GPU figure comes from respond() on the same request (the CLI's path).
+double host_offload_per_gpu(const std::string& spec) {
+  Request request;
+  EXPECT_TRUE(apply_key_values(request, spec, ' ').ok());
+  Result<Response> r = respond(request, {false, false});
+  EXPECT_TRUE(r.ok()) << spec;
+  return r.ok() ? r->breakdown.host_offload_per_gpu : -1;
+}
+
+TEST(Decision, HostRamForOffloadIsCheckedAgainstTheMemoryRequest) {
+  const Policy policy = parse_policy("gpus_per_node = 8").value();
+  const char* offload = "model=llama3-8b zero=3 offload_optimizer=true";
+  const double per_gpu = host_offload_per_gpu(std::string(offload) + " gpu=h100 num_gpus=16 gpus_per_node=8");
+  ASSERT_GT(per_gpu, 0);
+  const double need = 8 * per_gpu;  // 16 GPUs on 2 nodes of 8
+  Job job = job_of(offload, "gres:gpu:h100:16");
+  job.fields.nodes = 2;
+  const Decision none = decide(policy, job);  // no --mem: the nodes' whole memory, nothing said
+  EXPECT_EQ(none.verdict, Verdict::kAccept);
+  EXPECT_TRUE(none.message.empty()) << none.message;
+  EXPECT_FALSE(none.host_ram_short);
+  EXPECT_NEAR(none.host_ram_per_node_gb, need / kGiB, 1e-6);
+
+  job.memory.per_node_mb = 32 * 1024;  // --mem=32G, less than the offload needs
+  const Decision short_mem = decide(policy, job);
+  EXPECT_EQ(short_mem.verdict, Verdict::kAccept);  // a warning, never a refusal by itself
+  EXPECT_TRUE(short_mem.host_ram_short);
+  EXPECT_DOUBLE_EQ(short_mem.memory_per_node_gb, 32.0);
+  EXPECT_EQ(short_mem.message.rfind("trainfit: warning: offload needs " + format_gib(need) + " GiB of host RAM per node (8 GPUs x ", 0), 0u)
+      << short_mem.message;
+  EXPECT_NE(short_mem.message.find("more than the job's 32.0 GiB per node (--mem=32768M)"), std::string::npos) << short_mem.message;
+
+  job.memory = JobMemory{0, 2048, 8};  // --mem-per-cpu=2G with 8 CPUs per node: 16 GiB
+  const Decision per_cpu = decide(policy, job);
+  EXPECT_DOUBLE_EQ(per_cpu.memory_per_node_gb, 16.0);
+  EXPECT_NE(per_cpu.message.find("(--mem-per-cpu=2048M x 8 CPUs)"), std::string::npos) << per_cpu.message;
+
+  job.memory = JobMemory{static_cast<int64_t>(need / (1 << 20)) + 1, 0, 1};  // just enough
+  EXPECT_FALSE(decide(policy, job).host_ram_short);
+  EXPECT_TRUE(decide(policy, job).message.empty());
+
+  Job rejected = job_of(kBig, "gres:gpu:h100:8");  // no offload: no figure, the refusal unchanged
+  rejected.memory.per_node_mb = 1024;
+  EXPECT_EQ(decide(policy, rejected).host_ram_per_node_gb, 0);
+  EXPECT_EQ(decide(policy, rejected).message.find("host RAM"), std::string::npos);
+}
+
 TEST(Decision, HeadroomShrinksCapacity) {
   const Policy none = parse_policy("").value();
   const Policy kept = parse_policy("headroom = 0.1").value();
@@ -965,6 +1014,17 @@ TEST(Audit, OneJsonLinePerRecordWithCappedUserText) {
   EXPECT_EQ(truncated(std::string(10, 'z'), 4, 99), "zzzz…[truncated 95 bytes]");
   EXPECT_NE(j["job_name"].get<std::string>().find('\x1b'), std::string::npos);  // JSON-escaped, parsed back
   EXPECT_EQ(line.find('\x1b'), std::string::npos);
+}
+
+TEST(Audit, HostRamAndTheMemoryRequestAreRecorded) {
+  AuditRecord record;
+  EXPECT_TRUE(nlohmann::json::parse(audit_json(record))["host_ram_per_node_gb"].is_null());  // no offload
+  EXPECT_TRUE(nlohmann::json::parse(audit_json(record))["mem_per_node_gb"].is_null());
+  record.decision.host_ram_per_node_gb = 131.25;
+  record.decision.memory_per_node_gb = 64;
+  const nlohmann::json j = nlohmann::json::parse(audit_json(record));
+  EXPECT_DOUBLE_EQ(j["host_ram_per_node_gb"].get<double>(), 131.25);
+  EXPECT_DOUBLE_EQ(j["mem_per_node_gb"].get<double>(), 64.0);
 }
 
 // ---- Files and log text ----

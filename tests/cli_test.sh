@@ -84,6 +84,19 @@ check config-huge 2 "accepted: at most 1048576" -- "$bin" estimate --config "$tm
 check config-malformed 2 "malformed YAML at line [0-9]+, column [0-9]+" -- "$bin" estimate --config "$tmp/bad.yaml"
 check config-unknown-model 2 "is not a model trainfit knows" -- bash -c "printf 'model:\n  _component_: torchtune.models.gemma.gemma_2b\n' >'$tmp/g.yaml'; '$bin' estimate --config '$tmp/g.yaml'"
 rm -rf "$tmp"
+# Offload: host RAM per node is the per-GPU figure times the request's GPUs per node (4 here);
+# without --gpus-per-node the table says which count it assumed.
+offload=$("$bin" estimate --model llama3-8b --gpus 16 --gpu h100 --zero 3 --offload-optimizer --gpus-per-node 4 2>&1)
+per_gpu=$(awk '$1 == "per" && $2 == "GPU" {print $3}' <<<"$offload")
+per_node=$(awk '$1 == "per" && $2 == "node" {print $3}' <<<"$offload")
+if awk -v g="$per_gpu" -v n="$per_node" 'BEGIN { d = n - 4 * g; exit !(g > 0 && d < 0.02 && d > -0.02) }' &&
+   grep -q "4 GPUs on a node" <<<"$offload"; then pass=$((pass + 1))
+else echo "FAIL offload-per-node: per GPU '$per_gpu', per node '$per_node'"; echo "$offload" | grep -A2 "host RAM"; failures=$((failures + 1)); fi
+check offload-assumed 0 "^  per node .* 8 GPUs per node assumed \(gpus_per_node not given\)" -- \
+  runs "$bin" estimate --model llama3-8b --gpus 16 --gpu h100 --zero 3 --offload-optimizer
+check offload-csv 0 "^host,offload_per_node,[0-9]" -- "$bin" estimate --model llama3-8b --gpus 16 --gpu h100 --zero 3 --offload-optimizer --format csv
+# One of a thing is singular: a global batch of one sequence.
+check one-sequence 0 "global_batch +1 sequence\$" -- "$bin" estimate --model gpt2 --gpus 1 --micro-batch 1
 # Nothing crashes on odd input.
 for args in "--seq 0" "--hidden 1 --layers 1 --heads 1" "--micro-batch 1048576 --seq 1024" "--gpu-memory-gb 1e-9" \
             "--params-b 1e5 --layers 100000 --hidden 1048576" "--gpus 1048576 --zero 3"; do

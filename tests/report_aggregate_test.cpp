@@ -166,5 +166,20 @@ TEST(ReportAggregate, TopAdviceCountsEachChange) {
   EXPECT_EQ(report.top_advice[1].count, 1);
 }
 
+TEST(ReportAggregate, HostRamAgainstTheMemoryRequest) {
+  Record over = record(Action::kAccept, "alice", 16);
+  over.host_ram_per_node_gb = 131.3;
+  over.mem_per_node_gb = 64;  // asked for less than the offload needs: counted
+  Record whole = record(Action::kAccept, "bob", 8);
+  whole.host_ram_per_node_gb = 65.6;  // no memory request: the node's whole memory
+  Record enough = record(Action::kReject, "carol", 8);
+  enough.host_ram_per_node_gb = 40;
+  enough.mem_per_node_gb = 40;  // exactly enough
+  const Report report = aggregate({over, whole, enough, record(Action::kAccept, "dave", 8)});
+  EXPECT_EQ(report.host_ram.jobs, 3);
+  EXPECT_EQ(report.host_ram.over_memory_request, 1);
+  EXPECT_DOUBLE_EQ(report.host_ram.largest_per_node_gb, 131.3);
+}
+
 }  // namespace
 }  // namespace trainfit::cli::report

@@ -46,6 +46,18 @@ TEST(ReportRecord, ReadsEveryField) {
   EXPECT_NE(r->config.find("8192"), std::string::npos) << r->config;
 }
 
+TEST(ReportRecord, HostRamFiguresAreReadAndOptional) {
+  EXPECT_FALSE(parse_record(kLine)->host_ram_per_node_gb.has_value());  // an older plugin's line
+  const std::string limit = "\"time_limit_min\":120";
+  const Result<Record> r = parse_record(with(limit, limit + ",\"host_ram_per_node_gb\":131.25,\"mem_per_node_gb\":null"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_DOUBLE_EQ(r->host_ram_per_node_gb.value_or(-1), 131.25);
+  EXPECT_FALSE(r->mem_per_node_gb.has_value());
+  const Result<Record> bad = parse_record(with(limit, limit + ",\"mem_per_node_gb\":\"64G\""));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "mem_per_node_gb");
+}
+
 TEST(ReportRecord, ErrorsNameTheirField) {
   struct Case {
     std::string line;

@@ -61,9 +61,16 @@ def make_logs(tmp):
                {"time": "2026-12-02T10:31:00Z", "action": "accept", "user": "mallory", "account": "\t=1+1",
                 "partition": "-1", "gpus_requested": 8, "gpu": "h100", "min_gpus_to_fit": 4, "resized_to": None,
                 "time_limit_min": None, "advice": []}]
+    # Offload: host RAM per node against the memory request (more, none, enough).
+    offload = [{"time": "2026-12-02T11:00:00Z", "action": "accept", "user": "olga", "gpus_requested": 16, "gpu": "h100",
+                "host_ram_per_node_gb": 131.3, "mem_per_node_gb": 64.0},
+               {"time": "2026-12-02T11:01:00Z", "action": "accept", "user": "olga", "gpus_requested": 8, "gpu": "h100",
+                "host_ram_per_node_gb": 65.6, "mem_per_node_gb": None},
+               {"time": "2026-12-02T11:02:00Z", "action": "accept", "user": "olga", "gpus_requested": 8, "gpu": "h100",
+                "host_ram_per_node_gb": 40.0, "mem_per_node_gb": 40.0}]
     with open(os.path.join(tmp, "trainfit-audit.jsonl"), "a") as f:
         f.write(json.dumps(long_record) + "\n")
-        f.writelines(json.dumps(r) + "\n" for r in hostile)
+        f.writelines(json.dumps(r) + "\n" for r in hostile + offload)
     names = ["trainfit-audit.jsonl", "trainfit-audit.jsonl.1", "trainfit-audit.jsonl.2.gz", "trainfit-audit.jsonl.3"]
     return [os.path.join(tmp, n) for n in names]
 
@@ -166,6 +173,21 @@ def advice(rs):
     return collections.Counter(" ".join(f"{c['field']}={c['value']}" for c in r["advice"]) for r in rs if r.get("advice"))
 
 
+def host_ram(rs):
+    offload = [r for r in rs if r.get("host_ram_per_node_gb") is not None]
+    over = [r for r in offload if r.get("mem_per_node_gb") is not None and r["host_ram_per_node_gb"] > r["mem_per_node_gb"]]
+    return {"jobs": len(offload), "over_memory_request": len(over),
+            "largest_per_node_gb": max([r["host_ram_per_node_gb"] for r in offload], default=0)}
+
+
+def period(since, until):
+    """The window as docs/report.md says people read it, from the --since/--until given."""
+    a, b = (datetime.strptime(t, f).replace(tzinfo=timezone.utc) for t, f in
+            [(since, "%Y-%m-%dT%H:%M"), (until, "%Y-%m-%dT%H:%M:%SZ")])
+    days = round((b - a).total_seconds() / 86400)
+    return f"{a:%Y-%m-%d %H:%M} \u2013 {b:%Y-%m-%d %H:%M} UTC ({days} day{'s' if days != 1 else ''})"
+
+
 # ---- the checks ----
 
 def check_json(out, inp, rs):
@@ -195,6 +217,7 @@ def check_json(out, inp, rs):
     check(counts_in_order == sorted(counts_in_order, reverse=True), "configurations most frequent first")
     got = collections.Counter({a["advice"]: a["count"] for a in j["top_advice"]})
     check(got == advice(rs), f"advice: {got} != {advice(rs)}")
+    check(j["host_ram"] == host_ram(rs), f"host_ram: {j['host_ram']} != {host_ram(rs)}")
     return j
 
 
@@ -335,6 +358,39 @@ def check_errors(tmp, paths):
     check(out.rstrip().endswith("</html>"), "HTML on stdout")
 
 
+def write_log(tmp, name, records):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in records)
+    return path
+
+
+def check_wording(tmp):
+    """One of each: singular nouns, a zero that is not an alarm, an empty log, host RAM."""
+    one = write_log(tmp, "one.jsonl", [
+        {"time": "2026-12-02T10:00:00Z", "action": "reject", "reason": "too_few_gpus", "user": "ann",
+         "gpus_requested": 1, "gpu": "h100", "min_gpus_to_fit": 2, "time_limit_min": None},
+        {"time": "2026-12-02T19:00:00Z", "action": "accept", "user": "ann", "gpus_requested": 16, "gpu": "h100",
+         "host_ram_per_node_gb": 131.3, "mem_per_node_gb": 64.0}])
+    table = run("--audit", one)[0]
+    head = table.splitlines()[0]
+    check(head == "trainfit audit report: 2026-12-02 10:00 \u2013 2026-12-02 19:00 UTC (9 hours, first to last record)",
+          f"open period: {head!r}")
+    for want in ["read 1 file, 2 lines: 2 records", "rejected: 1 job asking for 1 GPU;",
+                 "GPU-hours saved: unknown", "1 job offload (at most 131.3 GiB per node); 1 job asked for less memory"]:
+        check(want in table, f"table lacks {want!r}:\n{table}")
+    for wrong in ["1 jobs", "1 GPUs", "1 files", "0.0"]:
+        check(wrong not in table, f"table says {wrong!r}:\n{table}")
+    page = run("--audit", one, "--format", "html")[0]
+    saved = re.search(r'<div class="([^"]*)"><b>([^<]*)</b><span>GPU-hours saved</span>', page)
+    check(saved is not None and saved.group(1) == "card" and saved.group(2) == "0", f"GPU-hours saved card: {saved and saved.groups()}")
+    empty = write_log(tmp, "empty.jsonl", [])
+    table = run("--audit", empty)[0]
+    check("no records" in table.splitlines()[0] and "no decisions in this period" in table and "by user" not in table,
+          f"empty log:\n{table}")
+    check(json.loads(run("--audit", empty, "--format", "json")[0])["totals"]["records"] == 0, "empty log JSON")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="trainfit-report-")
     try:
@@ -352,6 +408,11 @@ def main():
         check_prometheus(run("--audit", *paths, *window, "--format", "prometheus")[0], rs)
         table = run("--audit", *paths, *window)[0]
         check("most common advice" in table and "recompute=full" in table, "table sections")
+        want = "trainfit audit report: " + period(SINCE, UNTIL)
+        check(table.splitlines()[0] == want, f"period: {table.splitlines()[0]!r} != {want!r}")
+        check(json.loads(out)["window"]["period"] == period(SINCE, UNTIL), "JSON window.period")
+        check(f"Period: {period(SINCE, UNTIL)}</p>" in run("--audit", *paths, *window, "--format", "html")[0], "HTML period")
+        check_wording(tmp)
         check_errors(tmp, paths)
     finally:
         shutil.rmtree(tmp)

@@ -15,6 +15,13 @@ void add_oom(const Record& r, OomGpus* g) {
   g->gpu_hours += static_cast<double>(r.gpus_requested) * static_cast<double>(*r.time_limit_min) / 60.0;
 }
 
+void add_host_ram(const Record& r, HostRam* h) {
+  if (!r.host_ram_per_node_gb) return;
+  ++h->jobs;
+  h->largest_per_node_gb = std::max(h->largest_per_node_gb, *r.host_ram_per_node_gb);
+  if (r.mem_per_node_gb && *r.host_ram_per_node_gb > *r.mem_per_node_gb) ++h->over_memory_request;
+}
+
 std::string or_none(const std::string& s) { return s.empty() ? "(none)" : s; }
 
 }  // namespace
@@ -56,6 +63,7 @@ void Aggregator::add(const Record& r) {
     rep.gpus_added_by_resize += *r.resized_to - r.gpus_requested;
   }
   if (!r.advice.empty()) ++advice_[key_values(r.advice)];
+  add_host_ram(r, &rep.host_ram);
   const bool rejected = r.action == Action::kReject, warned = r.action == Action::kWarn;
   if (!is_oom(r) || !(rejected || warned)) return;
   add_oom(r, rejected ? &rep.rejected : &rep.warned);

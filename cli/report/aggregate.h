@@ -37,6 +37,14 @@ struct OomGpus {
   double gpu_hours = 0;             // sum of gpus_requested x time_limit_min / 60 over those
 };
 
+// Offload's host RAM against the jobs' memory requests (audit fields host_ram_per_node_gb,
+// mem_per_node_gb).
+struct HostRam {
+  int64_t jobs = 0;                 // records with host_ram_per_node_gb: the step offloads
+  int64_t over_memory_request = 0;  // those whose host RAM per node is more than mem_per_node_gb
+  double largest_per_node_gb = 0;   // the largest host_ram_per_node_gb
+};
+
 struct OomConfig {  // one configuration that would have run out of memory
   std::string model, config, gpu;
   int64_t gpus = 0;
@@ -62,6 +70,7 @@ struct Report {
   std::map<std::string, Counts> by[std::size(kDimensions)];
   OomGpus rejected, warned;  // rejected: GPUs and GPU-hours saved; warned: ran anyway
   int64_t resized = 0, gpus_added_by_resize = 0;
+  HostRam host_ram;
   std::vector<OomConfig> top_oom_configs;
   std::vector<AdviceCount> top_advice;
 };

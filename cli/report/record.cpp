@@ -53,6 +53,16 @@ Result<std::optional<int64_t>> count(const json& j, const char* key) {
   return std::optional<int64_t>(it->get<int64_t>());
 }
 
+// GiB; absent or null reads as none.
+Result<std::optional<double>> gib(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<double>();
+  if (!it->is_number() || it->get<double>() < 0) {
+    return make_error(ErrorCode::kInvalidValue, key, std::string("field '") + key + "' is not a GiB figure");
+  }
+  return std::optional<double>(it->get<double>());
+}
+
 Result<std::vector<Change>> advice_of(const json& j) {
   std::vector<Change> advice;
   const auto it = j.find("advice");
@@ -122,6 +132,12 @@ Result<bool> other_fields(const json& j, Record* r) {
     *out = *value;
   }
   r->gpus_requested = gpus.value_or(0);
+  for (const auto& [key, out] : {std::make_pair("host_ram_per_node_gb", &r->host_ram_per_node_gb),
+                                 std::make_pair("mem_per_node_gb", &r->mem_per_node_gb)}) {
+    const Result<std::optional<double>> value = gib(j, key);
+    if (!value) return value.error();
+    *out = *value;
+  }
   Result<std::vector<Change>> advice = advice_of(j);
   if (!advice) return advice.error();
   r->advice = std::move(advice).value();

@@ -24,6 +24,9 @@ struct Record {
   Action action = Action::kAccept;
   int64_t gpus_requested = 0;
   std::optional<int64_t> min_gpus, resized_to, time_limit_min;
+  // Offload: host RAM the step needs per node, and the job's memory request per node (GiB);
+  // none without offload, without a request, or in lines from older plugins.
+  std::optional<double> host_ram_per_node_gb, mem_per_node_gb;
   std::vector<Change> advice;  // the refusal's cheapest change; empty: none (or an older audit line)
   // From the annotation, parsed with the plugin's own comment parser.
   std::string model;   // "llama3-70b"; "(none)", "(custom)" without a model, "(unreadable)"

@@ -70,6 +70,9 @@ void render_csv(const Report& r, std::ostream& out) {
   csv.oom("warn", r.warned);
   csv.row("gpus", "resize", "", "jobs", std::to_string(r.resized));
   csv.row("gpus", "resize", "", "gpus_added", std::to_string(r.gpus_added_by_resize));
+  csv.row("host_ram", "", "", "jobs", std::to_string(r.host_ram.jobs));
+  csv.row("host_ram", "", "", "over_memory_request", std::to_string(r.host_ram.over_memory_request));
+  csv.row("host_ram", "", "", "largest_per_node_gb", hours_text(r.host_ram.largest_per_node_gb));
   int rank = 0;
   for (const OomConfig& c : r.top_oom_configs) {
     const std::string key = "model=" + c.model + (c.config.empty() ? "" : " " + c.config) + " gpu=" + c.gpu +

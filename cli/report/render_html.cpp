@@ -3,6 +3,7 @@
 #include "render.h"
 
 #include "trainfit/plot.h"
+#include "trainfit/util/counted.h"
 
 namespace trainfit::cli::report {
 namespace {
@@ -40,8 +41,9 @@ class Page {
     if (rows.empty()) out_ << "<tr><td colspan=\"" << header.size() << "\">none</td></tr>\n";
     out_ << "</tbody></table>\n";
   }
-  void card(const char* css, const std::string& label, const std::string& value) {
-    out_ << "<div class=\"card " << css << "\"><b>" << plot::escape_xml(value) << "</b><span>" << plot::escape_xml(label) << "</span></div>";
+  // css colours the figure only when it is not zero: a zero needs no one's attention.
+  void card(const char* css, const std::string& label, const std::string& value, bool zero = false) {
+    out_ << "<div class=\"card" << (zero || *css == '\0' ? "" : std::string(" ") + css) << "\"><b>" << plot::escape_xml(value) << "</b><span>" << plot::escape_xml(label) << "</span></div>";
   }
   std::ostream& out() { return out_; }
 
@@ -69,39 +71,47 @@ void head(const Report& r, Page& page) {
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>"
          "<title>trainfit audit report</title><style>"
       << kStyle << "</style></head>\n<body><main>\n<h1>trainfit audit report</h1>\n";
-  out << "<p class=\"meta\">Window: " << plot::escape_xml(r.since ? utc_text(*r.since) : "start") << " .. "
-      << plot::escape_xml(r.until ? utc_text(*r.until) : "end") << " (UTC)</p>\n";
+  out << "<p class=\"meta\">Period: " << plot::escape_xml(period_text(r)) << "</p>\n";
   const InputStats& in = r.input;
-  out << "<p class=\"meta\">" << in.files.size() << " files, " << in.lines << " lines, " << in.records
-      << " records in the window, " << in.outside_window << " outside it, " << in.malformed << " malformed and "
-      << in.oversize << " over-long lines skipped.</p>\n";
+  out << "<p class=\"meta\">Read " << counted(static_cast<int64_t>(in.files.size()), "file") << ", "
+      << counted(in.lines, "line") << ": " << counted(in.records, "record") << " in the period, " << in.outside_window
+      << " outside it; skipped " << counted(in.malformed, "malformed line") << ", " << counted(in.oversize, "line")
+      << " over 1 MiB.</p>\n";
 }
 
 void cards(const Report& r, Page& page) {
   page.out() << "<div class=\"cards\">";
+  auto count = [&](const char* css, const char* label, Action a) {
+    page.card(css, label, std::to_string(r.totals.of(a)), r.totals.of(a) == 0);
+  };
   page.card("", "checked", std::to_string(r.totals.checked()));
-  page.card("accept", "accepted", std::to_string(r.totals.of(Action::kAccept)));
-  page.card("warn", "warned", std::to_string(r.totals.of(Action::kWarn)));
-  page.card("reject", "rejected", std::to_string(r.totals.of(Action::kReject)));
-  page.card("resize", "resized", std::to_string(r.totals.of(Action::kResize)));
+  count("accept", "accepted", Action::kAccept);
+  count("warn", "warned", Action::kWarn);
+  count("reject", "rejected", Action::kReject);
+  count("resize", "resized", Action::kResize);
   page.card("", "exempt / unchecked",
             std::to_string(r.totals.of(Action::kExempt)) + " / " + std::to_string(r.totals.of(Action::kUnchecked)));
-  page.card("reject", "GPU-hours saved", hours_text(r.rejected.gpu_hours));
-  page.card("resize", "GPUs added by resizes", std::to_string(r.gpus_added_by_resize));
+  // Saved hours are good news, never an alarm; hours at risk (warned jobs that ran) are.
+  page.card("", "GPU-hours saved", shown_hours(r.rejected.gpu_hours));
+  page.card("warn", "GPU-hours at risk", shown_hours(r.warned.gpu_hours), r.warned.gpu_hours == 0);
+  page.card("resize", "GPUs added by resizes", std::to_string(r.gpus_added_by_resize), r.gpus_added_by_resize == 0);
   page.out() << "</div>\n";
 }
 
 std::vector<std::string> oom_row(const std::string& what, const OomGpus& g) {
   return {what, std::to_string(g.jobs), std::to_string(g.gpus_requested), std::to_string(g.gpus_needed),
-          std::to_string(g.no_fit), std::to_string(g.with_time_limit), hours_text(g.gpu_hours)};
+          std::to_string(g.no_fit), std::to_string(g.with_time_limit), shown_hours(g.gpu_hours)};
 }
 
 void gpus(const Report& r, Page& page) {
   page.out() << "<h2>GPUs requested and needed (jobs that do not fit)</h2>\n";
   page.table({"", "jobs", "GPUs requested", "min_gpus_to_fit (sum)", "fit on no count", "with time limit", "GPU-hours"},
              {oom_row("rejected (saved)", r.rejected), oom_row("warned (ran anyway)", r.warned)});
-  page.out() << "<p class=\"meta\">Resized: " << r.resized << " jobs, " << r.gpus_added_by_resize
-             << " GPUs added. GPU-hours count only jobs submitted with a time limit.</p>\n";
+  page.out() << "<p class=\"meta\">Resized: " << counted(r.resized, "job") << ", "
+             << counted(r.gpus_added_by_resize, "GPU") << " added. GPU-hours count only jobs submitted with a time limit "
+             << "(GPUs requested &#215; time limit: an upper bound).</p>\n";
+  page.out() << "<h2>Host RAM for offload</h2>\n<p class=\"meta\">" << plot::escape_xml(host_ram_text(r.host_ram))
+             << "</p>\n";
 }
 
 void tops(const Report& r, Page& page) {

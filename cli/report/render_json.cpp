@@ -42,7 +42,8 @@ void render_json(const Report& r, std::ostream& out) {
   json j;
   j["schema"] = "trainfit.report/1";
   j["window"] = {{"since", r.since ? json(utc_text(*r.since)) : json(nullptr)},
-                 {"until", r.until ? json(utc_text(*r.until)) : json(nullptr)}};
+                 {"until", r.until ? json(utc_text(*r.until)) : json(nullptr)},
+                 {"period", period_text(r)}};  // for people: "2026-12-01 08:00 – 2026-12-04 17:12 UTC (3 days)"
   j["input"] = input_json(r.input);
   j["totals"] = counts_json(r.totals);
   for (size_t i = 0; i < std::size(kDimensions); ++i) {
@@ -56,6 +57,8 @@ void render_json(const Report& r, std::ostream& out) {
   }
   j["gpus"] = {{"rejected_oom", oom_json(r.rejected)}, {"warned_oom", oom_json(r.warned)},
                {"resized", r.resized}, {"gpus_added_by_resize", r.gpus_added_by_resize}};
+  j["host_ram"] = {{"jobs", r.host_ram.jobs}, {"over_memory_request", r.host_ram.over_memory_request},
+                   {"largest_per_node_gb", r.host_ram.largest_per_node_gb}};
   j["top_oom_configs"] = json::array();
   for (const OomConfig& c : r.top_oom_configs) {
     j["top_oom_configs"].push_back({{"model", c.model}, {"config", c.config}, {"gpu", c.gpu}, {"gpus", c.gpus},

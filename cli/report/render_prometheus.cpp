@@ -61,6 +61,11 @@ void oom(Metrics& m, const Report& r) {
   for (const auto& [action, g] : both) m.sample({{"action", action}}, hours_text(g->gpu_hours));
   m.family("trainfit_audit_oom_jobs_without_time_limit", "Those jobs without a time limit, not in GPU-hours.");
   for (const auto& [action, g] : both) m.sample({{"action", action}}, g->jobs - g->with_time_limit);
+  m.family("trainfit_audit_offload_jobs", "Jobs whose step offloads to host RAM.");
+  m.sample({}, r.host_ram.jobs);
+  m.family("trainfit_audit_offload_over_memory_request_jobs",
+           "Those whose host RAM per node is more than their memory request per node (warned).");
+  m.sample({}, r.host_ram.over_memory_request);
   m.family("trainfit_audit_resized_jobs", "Jobs given more GPUs by a resizing partition.");
   m.sample({}, r.resized);
   m.family("trainfit_audit_gpus_added_by_resize", "Sum of resized_to - gpus_requested.");

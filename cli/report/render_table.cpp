@@ -3,6 +3,7 @@
 
 #include "render.h"
 #include "trainfit/admission.h"
+#include "trainfit/util/counted.h"
 
 namespace trainfit::cli::report {
 namespace {
@@ -45,28 +46,56 @@ std::vector<std::string> count_header(const std::string& first) {
 }
 
 void window_line(const Report& r, std::ostream& out) {
-  out << "trainfit audit report: " << (r.since ? utc_text(*r.since) : "start") << " .. "
-      << (r.until ? utc_text(*r.until) : "end") << "\n";
+  out << "trainfit audit report: " << period_text(r) << "\n";
   const InputStats& in = r.input;
-  out << "input: " << in.files.size() << " files, " << in.lines << " lines, " << in.records << " records in the window, "
-      << in.outside_window << " outside, " << in.malformed << " malformed lines skipped, " << in.oversize
-      << " lines over 1 MiB skipped" << (in.unreadable_files ? ", " + std::to_string(in.unreadable_files) + " files not fully read" : "")
-      << "\n";
-  if (in.first_time) out << "records from " << utc_text(*in.first_time) << " to " << utc_text(*in.last_time) << "\n";
+  out << "read " << counted(static_cast<int64_t>(in.files.size()), "file") << ", " << counted(in.lines, "line") << ": "
+      << counted(in.records, "record") << " in the period, " << in.outside_window << " outside it";
+  if (in.malformed + in.oversize > 0) {
+    out << "; skipped " << counted(in.malformed, "malformed line") << ", " << counted(in.oversize, "line")
+        << " over 1 MiB";
+  }
+  if (in.unreadable_files > 0) out << "; " << counted(in.unreadable_files, "file") << " not fully read";
+  out << "\n";
+  if ((r.since || r.until) && in.first_time) {  // else the period already is first to last record
+    out << "records from " << minute_text(*in.first_time) << " to " << minute_text(*in.last_time) << " UTC\n";
+  }
+}
+
+// "GPU-hours saved: 16.0 (2 jobs with a time limit; 1 job without one not counted)"
+void hours_line(const OomGpus& g, bool saved, std::ostream& out) {
+  const int64_t without = g.jobs - g.with_time_limit;
+  out << "    GPU-hours " << (saved ? "saved" : "at risk") << ": ";
+  if (g.with_time_limit == 0) {
+    out << "unknown (no job gave a time limit)\n";
+    return;
+  }
+  out << shown_hours(g.gpu_hours) << " (" << counted(g.with_time_limit, "job") << " with a time limit"
+      << (without > 0 ? "; " + counted(without, "job") + " without one not counted" : "") << ")\n";
 }
 
 void oom_line(const char* what, const OomGpus& g, bool saved, std::ostream& out) {
-  out << "  " << what << ": " << g.jobs << " jobs asking " << g.gpus_requested << " GPUs; min_gpus_to_fit adds up to "
-      << g.gpus_needed << (g.no_fit ? " (" + std::to_string(g.no_fit) + " fit on no GPU count)" : "") << "\n";
-  out << "    GPU-hours " << (saved ? "saved" : "at risk") << ": " << hours_text(g.gpu_hours) << " (from the "
-      << g.with_time_limit << " jobs with a time limit; " << g.jobs - g.with_time_limit << " without one not counted)\n";
+  if (g.jobs == 0) {
+    out << "  " << what << ": none\n";
+    return;
+  }
+  out << "  " << what << ": " << counted(g.jobs, "job") << " asking for " << counted(g.gpus_requested, "GPU")
+      << "; min_gpus_to_fit adds up to " << g.gpus_needed
+      << (g.no_fit ? " (" + counted(g.no_fit, "job") + (g.no_fit == 1 ? " fits" : " fit") + " on no GPU count)" : "")
+      << "\n";
+  hours_line(g, saved, out);
 }
 
 void gpu_section(const Report& r, std::ostream& out) {
   out << "\nGPUs (jobs refused because they do not fit: reason too_few_gpus)\n";
   oom_line("rejected", r.rejected, true, out);
   oom_line("warned, ran anyway", r.warned, false, out);
-  out << "  resized: " << r.resized << " jobs, " << r.gpus_added_by_resize << " GPUs added\n";
+  out << "  resized: " << (r.resized == 0 ? std::string("none")
+                                          : counted(r.resized, "job") + ", " + counted(r.gpus_added_by_resize, "GPU") + " added")
+      << "\n";
+}
+
+void host_ram_section(const Report& r, std::ostream& out) {
+  out << "\nhost RAM for offload (per node, against the job's memory request)\n  " << host_ram_text(r.host_ram) << "\n";
 }
 
 void top_sections(const Report& r, std::ostream& out) {
@@ -89,6 +118,10 @@ void top_sections(const Report& r, std::ostream& out) {
 
 void render_table(const Report& r, std::ostream& out) {
   window_line(r, out);
+  if (r.totals.records == 0) {
+    out << "\nno decisions in this period (the plugin audits annotated GPU jobs and the jobs it refuses)\n";
+    return;
+  }
   out << "\n";
   print_rows({count_header(""), count_row("all", r.totals)}, out);
   for (size_t i = 0; i < std::size(kDimensions); ++i) {
@@ -98,6 +131,7 @@ void render_table(const Report& r, std::ostream& out) {
     print_rows(rows, out);
   }
   gpu_section(r, out);
+  host_ram_section(r, out);
   top_sections(r, out);
 }
 

@@ -1,5 +1,6 @@
 #include "job_desc.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "slurm_compat.h"
@@ -28,6 +29,20 @@ JobGpuFields gpu_fields(const job_desc_msg_t* d) {
   // --exclusive (not =user or =mcs): the nodes, and every GRES on them, are the job's alone.
   f.whole_nodes = d->shared == JOB_SHARED_NONE;
   return f;
+}
+
+// --mem or --mem-per-cpu (pn_min_memory, MiB; the MEM_PER_CPU bit marks the second), with the
+// fewest CPUs per node the job asks for: --mincpus, or --cpus-per-task x --ntasks-per-node.
+// Unset (NO_VAL64) or --mem=0: none, the nodes' whole memory is the job's.
+JobMemory memory(const job_desc_msg_t* d) {
+  JobMemory m;
+  const uint64_t mem = d->pn_min_memory;
+  if (mem == NO_VAL64 || mem == INFINITE64 || (mem & ~MEM_PER_CPU) > (uint64_t{1} << 40)) return m;
+  const int64_t per_task = std::max<int64_t>(1, count16(d->cpus_per_task));
+  m.cpus_per_node = std::max({int64_t{1}, count16(d->pn_min_cpus), per_task * std::max<int64_t>(1, count16(d->ntasks_per_node))});
+  if (mem & MEM_PER_CPU) m.per_cpu_mb = static_cast<int64_t>(mem & ~MEM_PER_CPU);
+  else m.per_node_mb = static_cast<int64_t>(mem);
+  return m;
 }
 
 void read_comment(const job_desc_msg_t* d, Job* job) {
@@ -60,6 +75,7 @@ Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
     if (d->spank_job_env[i] != nullptr && ours(d->spank_job_env[i])) env.emplace_back(d->spank_job_env[i]);
   }
   job.fields = gpu_fields(d);
+  job.memory = memory(d);
   job.partition = str(d->partition);
   job.uid = d->user_id != NO_VAL ? d->user_id : submit_uid;
   job.account = str(d->account);
@@ -79,6 +95,7 @@ Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {
   Update u;
   read_comment(d, &u.job);
   u.job.fields = gpu_fields(d);
+  u.job.memory = memory(d);
   u.job.partition = str(d->partition);
   u.job.uid = submit_uid;
   u.job.account = str(d->account);

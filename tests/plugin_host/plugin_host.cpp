@@ -419,6 +419,23 @@ void job_submit_valid() {
     CHECK(o.rc == SLURM_SUCCESS && o.err.empty() && j.str(j.d.tres_per_job) == "gres:gpu:h100:3" && j.d.admin_comment == nullptr,
           "unannotated job: rc %d err '%s'", o.rc, o.err.c_str());
   }
+  {  // offload with --mem=1G and with --mem-per-cpu=512M on 4 CPUs: accepted, warned, both figures named
+    Desc j;
+    j.gpus("gres:gpu:h100:8").set(&j.d.comment, "trainfit: model=llama3-8b zero=3 offload_optimizer=true");
+    j.d.pn_min_memory = 1024;
+    Outcome o = submit(p, j);
+    CHECK(o.rc == SLURM_SUCCESS && o.err.find("trainfit: warning: offload needs ") == 0 &&
+              o.err.find("more than the job's 1.0 GiB per node (--mem=1024M)") != std::string::npos,
+          "offload, --mem=1G: rc %d err '%s'", o.rc, o.err.c_str());
+    Desc c;
+    c.gpus("gres:gpu:h100:8").set(&c.d.comment, "trainfit: model=llama3-8b zero=3 offload_optimizer=true");
+    c.d.pn_min_memory = 512 | MEM_PER_CPU;
+    c.d.pn_min_cpus = 4;
+    o = submit(p, c);
+    CHECK(o.rc == SLURM_SUCCESS && o.err.find("(--mem-per-cpu=512M x 4 CPUs)") != std::string::npos,
+          "offload, --mem-per-cpu=512M: rc %d err '%s'", o.rc, o.err.c_str());
+    audited += 2;
+  }
   {  // resize, --gpus=h100:8 in the resizing partition: TresPerJob = G, nodes >= ceil(G/64)
     Desc j;
     j.gpus("gres:gpu:h100:8").env(options_env(kBig)).set(&j.d.partition, "elastic");

@@ -37,6 +37,12 @@ class Line {
     append_fixed(out_, value, 2);
     return *this;
   }
+  Line& gib_or_null(const char* key, double value) {  // null: none (no offload, no memory request)
+    if (value > 0) return gib(key, value);
+    field(key);
+    out_ += "null";
+    return *this;
+  }
   // [{"field":"recompute","value":"full"}, ...]: the advice as data, so reports need not parse messages.
   Line& changes(const char* key, const std::vector<Change>& changes) {
     field(key);
@@ -129,6 +135,8 @@ std::string audit_json(const AuditRecord& r) {
       .count_or_null("resized_to", d.resized_to)
       .count_or_null("time_limit_min", r.time_limit_minutes)
       .changes("advice", d.advice)
+      .gib_or_null("host_ram_per_node_gb", d.host_ram_per_node_gb)
+      .gib_or_null("mem_per_node_gb", d.memory_per_node_gb)
       .text("message", d.message, 4 * kMaxAuditField + 64);
   return line.done();
 }

@@ -16,6 +16,7 @@
 #include "resize.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
+#include "trainfit/util/counted.h"
 
 namespace trainfit::admission {
 namespace {
@@ -151,7 +152,7 @@ std::string layout_note(const Job& job, const PartitionPolicy& rules) {
   const std::optional<int64_t>& asked = job.annotation.request.gpus_per_node;
   if (!asked || *asked == rules.gpus_per_node) return "";
   return " (" + spell_key("gpus_per_node", job.annotation.face) + "=" + std::to_string(*asked) +
-         " replaced by the partition's " + std::to_string(rules.gpus_per_node) + " GPUs per node)";
+         " replaced by the partition's " + counted(rules.gpus_per_node, "GPU") + " per node)";
 }
 
 void fill_numbers(const Evaluation& e, Decision* d) {
@@ -161,6 +162,30 @@ void fill_numbers(const Evaluation& e, Decision* d) {
   d->capacity_gb = r.breakdown.capacity / kGiB;
   d->min_gpus = r.min_gpus.gpus;
   d->global_batch = r.global_batch;
+}
+
+// "warning: offload needs 131.3 GiB of host RAM per node (8 GPUs x 16.4 GiB), more than the job's ..."
+std::string host_ram_warning(double per_gpu, int64_t gpus, double have, const JobMemory& memory) {
+  return "warning: offload needs " + format_gib(per_gpu * static_cast<double>(gpus)) + " GiB of host RAM per node (" +
+         counted(gpus, "GPU") + " x " + format_gib(per_gpu) + " GiB), more than the job's " + format_gib(have) +
+         " GiB per node (" + memory.written() + "): raise it, or --mem=0 for the nodes' whole memory";
+}
+
+// Offload's host RAM on the job's fullest node against the job's memory request: a warning
+// in the message, never a refusal by itself (docs/slurm.md, "Host RAM for offload").
+void check_host_ram(const Job& job, const Evaluation& e, int64_t nodes, Decision* d) {
+  const Config& c = e.response.resolved.config;
+  const double per_gpu = e.response.breakdown.host_offload_per_gpu;
+  if (e.error || per_gpu <= 0) return;
+  nodes = std::max<int64_t>(1, nodes);
+  const int64_t gpus = std::max<int64_t>(1, std::min(c.gpus_per_node, (c.num_gpus + nodes - 1) / nodes));
+  const double need = per_gpu * static_cast<double>(gpus), have = static_cast<double>(job.memory.total_mb()) * (1 << 20);
+  d->host_ram_per_node_gb = need / kGiB;
+  d->memory_per_node_gb = have / kGiB;
+  if (have <= 0 || need <= have) return;
+  d->host_ram_short = true;
+  const std::string warning = host_ram_warning(per_gpu, gpus, have, job.memory);
+  d->message = d->message.empty() ? "trainfit: " + warning : d->message + "; " + warning;
 }
 
 std::string min_text(const Response& r) { return min_gpus_text(r.resolved.config, r.min_gpus.gpus); }
@@ -210,20 +235,20 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
     return d;
   };
   if (target <= 0) return refuse(oom);
-  if (target > limit) return refuse(oom + "; more than this partition's resize limit of " + std::to_string(limit) + " GPUs");
+  if (target > limit) return refuse(oom + "; more than this partition's resize limit of " + counted(limit, "GPU"));
   if (gpus.types.size() > 1) return refuse(oom + "; a job mixing GPU types is not resized");
   const ResizePlan plan = plan_resize(job.fields, gpus, target, per_node);
   if (plan.granted == 0) return refuse(oom + "; one task's GPUs are more than a node of this partition has");
   if (plan.granted > limit) {  // rounding up to whole nodes or tasks went past the limit
-    return refuse(oom + "; laid out in whole nodes/tasks it needs " + std::to_string(plan.granted) +
-                  " GPUs, more than this partition's resize limit of " + std::to_string(limit));
+    return refuse(oom + "; laid out in whole nodes/tasks it needs " + counted(plan.granted, "GPU") +
+                  ", more than this partition's resize limit of " + std::to_string(limit));
   }
   const int64_t nodes = plan.nodes > 0 ? plan.nodes : std::max<int64_t>(1, job.fields.nodes);
   for (const std::string& p : parts) {  // a job asking more nodes than its partition has never starts
     const std::string name = p.empty() ? policy.default_partition : p;
     const auto most = policy.partition_max_nodes.find(name);
     if (most != policy.partition_max_nodes.end() && nodes > most->second) {
-      return refuse(oom + "; laid out in whole nodes/tasks it needs " + std::to_string(nodes) + " nodes, more than partition " +
+      return refuse(oom + "; laid out in whole nodes/tasks it needs " + counted(nodes, "node") + ", more than partition " +
                     name + " allows a job (" + std::to_string(most->second) + ")");
     }
   }
@@ -234,7 +259,7 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
   for (const std::string& p : parts) {
     after.push_back(evaluate(policy, p, job, gpus, plan.granted, *failing->estimator));
     if (!after.back().fits()) {
-      return refuse(oom + "; the resized job (" + std::to_string(plan.granted) + " GPUs) would not fit either");
+      return refuse(oom + "; the resized job (" + counted(plan.granted, "GPU") + ") would not fit either");
     }
   }
   Decision d;
@@ -254,14 +279,20 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
               gpu_label(resized.resolved.config) + (plan.layout.empty() ? "" : " (" + plan.layout + ")") + ": " +
               (gpus.gpus > 0 ? needs_line(first.resolved.config, first.breakdown) + "; " : "") +
               format_gib(resized.breakdown.per_gpu_total) + " GiB on " + std::to_string(plan.granted) + "; global batch " +
-              std::to_string(first.global_batch) + " -> " + std::to_string(resized.global_batch) + " sequences" +
+              std::to_string(first.global_batch) + " -> " + counted(resized.global_batch, "sequence") +
               (plan.tasks_note.empty() ? "" : "; " + plan.tasks_note) + layout_note(job, *failing->rules);
   d.global_batch = resized.global_batch;
   d.per_gpu_gb = resized.breakdown.per_gpu_total / kGiB;
+  check_host_ram(job, after.front(), plan.nodes > 0 ? plan.nodes : job.fields.nodes, &d);
   return d;
 }
 
 }  // namespace
+
+std::string JobMemory::written() const {
+  if (per_node_mb > 0) return "--mem=" + std::to_string(per_node_mb) + "M";
+  return "--mem-per-cpu=" + std::to_string(per_cpu_mb) + "M x " + counted(cpus_per_node, "CPU");
+}
 
 const char* to_string(Verdict v) {
   switch (v) {
@@ -355,7 +386,7 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
     if (job.het_component > 0) return Decision{};  // a later component of a job the first one annotates
     return refuse(Verdict::kReject, Reason::kAnnotationRequired,
                   "trainfit: partition " + requiring + " requires an LLM training annotation for GPU jobs" +
-                      (whole ? " (" + gpus->written + ": the job holds its nodes' " + std::to_string(gpus->gpus) + " GPUs)"
+                      (whole ? " (" + gpus->written + ": the job holds its nodes' " + counted(gpus->gpus, "GPU") + ")"
                              : std::string()) +
                       ": add --llm-model=NAME (and --llm-seq, --llm-zero, ...) or --comment=\"trainfit: model=NAME "
                       "seq=N\"");
@@ -399,6 +430,7 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
       d.message = "trainfit: fits: " + needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" +
                   min_text(r) + layout_note(job, *tightest->rules);
     }
+    check_host_ram(job, *tightest, job.fields.nodes, &d);
     return d;
   }
   bool resize = false, reject = false;
@@ -418,6 +450,7 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   fill_numbers(failing, &d);
   d.advice = std::move(advice);
   d.gpus_requested = gpus->gpus;
+  check_host_ram(job, failing, job.fields.nodes, &d);
   return d;
 }
 

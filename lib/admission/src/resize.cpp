@@ -5,6 +5,7 @@
 #include "resize.h"
 
 #include "trainfit/util/text.h"
+#include "trainfit/util/counted.h"
 
 namespace trainfit::admission {
 namespace {
@@ -37,8 +38,8 @@ void keep_task_tie(const JobGpuFields& f, int64_t old_gpus, ResizePlan* plan) {
     tasks = plan->granted / (old_gpus / f.tasks);
   }
   if (tasks == 0) {
-    plan->tasks_note = "tasks left at " + std::to_string(f.tasks) + ": " + std::to_string(f.tasks) + " tasks on " +
-                       std::to_string(plan->granted) + " GPUs are no longer tied one to one";
+    plan->tasks_note = "tasks left at " + std::to_string(f.tasks) + ": " + counted(f.tasks, "task") + " on " +
+                       counted(plan->granted, "GPU") + " are no longer tied one to one";
     return;
   }
   plan->tasks = tasks;

@@ -5,6 +5,7 @@
 
 #include "svg.h"
 #include "trainfit/config.h"
+#include "trainfit/util/counted.h"
 
 namespace trainfit::plot {
 namespace {
@@ -108,7 +109,7 @@ LineChart gpus_chart(const Response& r) {
     fit.role = "min-gpus";
     fit.vertical = true;
     fit.at = static_cast<double>(r.min_gpus.gpus);
-    fit.label = "fits from " + std::to_string(r.min_gpus.gpus) + " GPUs";
+    fit.label = "fits from " + counted(r.min_gpus.gpus, "GPU");
     fit.legend = "min_gpus_to_fit " + std::to_string(r.min_gpus.gpus);
     fit.color = "#555555";
     chart.rules.push_back(fit);
@@ -117,7 +118,7 @@ LineChart gpus_chart(const Response& r) {
   you.role = "request";
   you.at = {static_cast<double>(c.num_gpus), gib(b.per_gpu_total)};
   you.legend = "your " + std::to_string(c.num_gpus) + " GPU" + (c.num_gpus == 1 ? "" : "s");
-  you.label = std::to_string(c.num_gpus) + " GPUs: " + gib_text(gib(b.per_gpu_total)) + ", " + headroom_text(b);
+  you.label = counted(c.num_gpus, "GPU") + ": " + gib_text(gib(b.per_gpu_total)) + ", " + headroom_text(b);
   you.color = b.fits ? kYouColor : kCapacityColor;
   chart.markers.push_back(you);
   return chart;

@@ -1,4 +1,5 @@
 #include "trainfit/util/text.h"
+#include "trainfit/util/counted.h"
 
 #include <cctype>
 #include <cerrno>
@@ -77,6 +78,11 @@ bool parse_bool(const std::string& text, bool* out) {
     return true;
   }
   return false;
+}
+
+std::string counted(int64_t n, const std::string& singular, const std::string& plural) {
+  const std::string noun = n == 1 ? singular : plural.empty() ? singular + "s" : plural;
+  return std::to_string(n) + " " + noun;
 }
 
 std::string format_gib(double bytes) {

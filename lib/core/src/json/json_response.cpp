@@ -8,6 +8,7 @@
 
 #include "json_writer.h"
 #include "response_keys.h"
+#include "trainfit/host_offload.h"
 #include "trainfit/json.h"
 
 namespace trainfit {
@@ -92,10 +93,12 @@ void breakdown_bytes_offload(JsonWriter& w, const Config& c, const Breakdown& b)
   w.key("per_gpu_total").integer(std::llround(b.per_gpu_total));
   w.key("capacity").integer(std::llround(b.capacity));
   w.end_object();
-  const int64_t gpus_per_node = c.gpus_per_node > 0 ? std::min(c.gpus_per_node, c.num_gpus) : 1;
+  const HostOffloadNode node = host_offload_per_node(c, b);
   w.key("host_offload").begin_object();
   w.key("per_gpu_gb").decimal4(gib_e4(b.host_offload_per_gpu));
-  w.key("per_node_gb").decimal4(gib_e4(b.host_offload_per_gpu * static_cast<double>(gpus_per_node)));
+  w.key("per_node_gb").decimal4(gib_e4(node.bytes));
+  w.key("gpus_per_node").integer(node.gpus);
+  w.key("gpus_per_node_assumed").boolean(node.assumed);  // not in the request: kDefaultGpusPerNode
   w.end_object();
 }
 

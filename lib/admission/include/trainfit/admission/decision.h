@@ -21,10 +21,21 @@ namespace trainfit::admission {
 // A job's partition list is judged entry by entry: at most this many distinct partitions.
 constexpr size_t kMaxJobPartitions = 64;
 
+// The job's memory request per node, as Slurm keeps it (MiB): --mem, or --mem-per-cpu with the
+// CPUs it asks per node. None (0): the job may use its nodes' whole memory.
+struct JobMemory {
+  int64_t per_node_mb = 0;    // --mem
+  int64_t per_cpu_mb = 0;     // --mem-per-cpu
+  int64_t cpus_per_node = 1;  // the fewest CPUs per node the job asks for (--mem-per-cpu's multiplier)
+  int64_t total_mb() const { return per_node_mb > 0 ? per_node_mb : per_cpu_mb * cpus_per_node; }
+  std::string written() const;  // "--mem=131072M", "--mem-per-cpu=4096M x 16 CPUs"
+};
+
 struct Job {
   Annotation annotation;
   std::optional<Error> annotation_error;  // the annotation could not be read
   JobGpuFields fields;
+  JobMemory memory;
   std::string partition;  // as submitted: "" (the default), "gpu" or a list "elastic,gpu"
   uint32_t uid = 0;
   std::string account, qos;
@@ -55,6 +66,10 @@ struct Decision {
   int64_t min_gpus = 0;          // 0: none fits, or not computed (an accepted job without --llm-check)
   int64_t global_batch = 0;
   std::vector<Change> advice;    // a refusal's cheapest change that fits on the GPUs asked for ("or: ..."); empty: none
+  // Offload: host RAM the step needs on the job's fullest node, and the job's memory request
+  // per node (0: none, the node's whole memory); the message warns when the first is larger.
+  double host_ram_per_node_gb = 0, memory_per_node_gb = 0;
+  bool host_ram_short = false;
   // For kResize: what the job is given and the fields to write back.
   int64_t resized_to = 0;        // GPUs granted (what the message says)
   std::string new_tres_per_job, new_tres_per_node, new_tres_per_task;
