@@ -106,8 +106,12 @@ _trainfit() {
           desc=${BASH_REMATCH[7]}
         fi
         desc=${desc% }
+        # The values: a list "a|b|c" in brackets ("[a|b|c]", "[a|b, or ...]", "[a|b; default: a]")
+        # or at the start of the description ("a|b|c (default a)"), as the commands print
+        # their tables (request fields' accepted values, the formats).
+        local in_brackets='\[([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)[],;]' leading='^([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)( |$)'
         if [[ -n $takes_value ]]; then
-          if [[ $desc =~ \[([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)\]$ || $desc =~ ^([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)$ ]]; then
+          if [[ $desc =~ $in_brackets || $desc =~ $leading ]]; then
             words=${BASH_REMATCH[1]//|/ }
           else
             return 0  # a free value: nothing to offer
