@@ -100,7 +100,8 @@ _trainfit() {
         help=${help# }
         # boost::program_options' layout: "--flag [ARG] [(=default)] description";
         # ARG is "arg" or an upper-case word (VALUE, FILE, HOST:PORT).
-        local re='^(-[a-zA-Z] \[ )?--[a-z0-9_-]+( \])?( (arg|[A-Z][A-Z0-9:_./,=-]*))?( \(=[^)]*\))?( (.*))?$'
+        # A switch with a value ("--dropout [=BOOL(=true)]") takes one too.
+        local re='^(-[a-zA-Z] \[ )?--[a-z0-9_-]+( \])?( (arg|[A-Z][A-Z0-9:_./,=-]*|\[=[A-Z]+\(=[^)]*\)\]))?( \(=[^)]*\))?( (.*))?$'
         if [[ $help =~ $re ]]; then
           takes_value=${BASH_REMATCH[3]}
           desc=${BASH_REMATCH[7]}

@@ -99,7 +99,7 @@ same hf-dir "$("$bin" estimate --hf-config "$tmp/llama" --gpus 8 --zero 3 --form
   "$("$bin" estimate --hf-config "$fixtures/hf/llama-3-8b.config.json" --gpus 8 --zero 3 --format csv 2>&1)"
 printf '{"model_type": "llama",\n "hidden_size": }\n' >"$tmp/broken/config.json"
 check hf-dir-malformed 2 "^trainfit: hf-config='$tmp/broken/config.json': malformed JSON at byte [0-9]+: .+" -- "$bin" estimate --hf-config "$tmp/broken"
-check hf-dir-empty 2 "^trainfit: hf-config='$tmp/config.json': not found$" -- bash -c "mkdir -p '$tmp/empty' && '$bin' estimate --hf-config '$tmp/empty'; rc=\$?; rmdir '$tmp/empty'; exit \$rc"
+check hf-dir-empty 2 "^trainfit: hf-config='$tmp/empty/config.json': not found$" -- bash -c "mkdir -p '$tmp/empty' && '$bin' estimate --hf-config '$tmp/empty'; rc=\$?; rmdir '$tmp/empty'; exit \$rc"
 # plot --out: the error names the user's path and why, never the temporary file beside it.
 check plot-out-folder 2 "^trainfit: out='/nonexistent/x.svg': cannot be written: No such file or directory$" -- \
   "$bin" plot --model llama3-8b --out /nonexistent/x.svg

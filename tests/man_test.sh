@@ -39,7 +39,7 @@ for flag in $("$T" fields --format json | grep -oE '"flag": *"--[a-z0-9-]+"' | g
 done
 ok "trainfit(1) lists each request field's flag once"
 lines=$(MANWIDTH=80 man -l "$M/trainfit.1" 2>/dev/null | wc -l)
-[ "$lines" -lt 600 ] && ok "trainfit(1) is $lines lines at 80 columns" || bad "trainfit(1) is $lines lines at 80 columns (at most 600)"
+[ "$lines" -le 700 ] && ok "trainfit(1) is $lines lines at 80 columns" || bad "trainfit(1) is $lines lines at 80 columns (at most 700)"
 paths=$(grep -oE '(^|[ (])docs/[a-z_-]+\.md' <<<"$page" | head -3)
 [ -z "$paths" ] && ok "trainfit(1) names no repository path" || bad "trainfit(1) names repository paths: $paths"
 
