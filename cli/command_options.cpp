@@ -14,13 +14,30 @@ namespace po = boost::program_options;
 
 namespace trainfit::cli {
 
+std::string first_positional(const po::parsed_options& parsed) {
+  for (const po::option& option : parsed.options) {
+    if (option.string_key.empty() && !option.value.empty()) return option.value.front();
+  }
+  return "";
+}
+
+std::string unexpected_argument(const std::string& command, const std::string& word) {
+  return "unexpected argument '" + word + "'; see 'trainfit " + command + " --help'";
+}
+
 bool parse_command(int argc, char** argv, po::options_description& visible, const po::options_description& hidden,
                    po::variables_map& vm, int* exit_code) {
   po::options_description all;
   all.add(visible).add(hidden);
   try {
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(argc, argv).options(all).style(style).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(all).style(style).run();
+    if (const std::string word = first_positional(parsed); !word.empty()) {
+      std::cerr << "trainfit: " << unexpected_argument(argv[0], word) << "\n";
+      *exit_code = 2;
+      return false;
+    }
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::unknown_option& e) {
     std::string name = e.get_option_name();

@@ -17,6 +17,13 @@ bool parse_command(int argc, char** argv, boost::program_options::options_descri
                    const boost::program_options::options_description& hidden,
                    boost::program_options::variables_map& vm, int* exit_code);
 
+// The first word on the command line that is no option's value ("" when none): the
+// commands take no positional arguments, so a stray word is refused, not ignored.
+std::string first_positional(const boost::program_options::parsed_options& parsed);
+
+// "unexpected argument 'WORD'; see 'trainfit COMMAND --help'".
+std::string unexpected_argument(const std::string& command, const std::string& word);
+
 // min-gpus answers whatever GPU count is asked, so without --gpus it starts from the
 // smallest count the parallel layout allows (lcm of tp*pp*cp and tp*pp*ep), not from 1,
 // which a layout with tp > 1 would refuse. Out-of-range sizes are left to resolve().

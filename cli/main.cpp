@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
@@ -45,22 +46,31 @@ void usage(std::ostream& out) {
          "  models     the model catalog\n"
          "  gpus       the GPU catalog\n"
          "  fields     every request field: JSON name, CLI flag, accepted values\n"
-         "  serve      the HTTP API (POST /edge/training) on 127.0.0.1:8080 (docs/service.md)\n"
-         "  report     the job_submit plugin's decisions, from its audit log (docs/report.md)\n"
+         "  serve      the HTTP API (POST /edge/training) on 127.0.0.1:8080\n"
+         "  report     the job_submit plugin's decisions, from its audit log\n"
          "  plot       the three charts (memory vs GPUs, vs sequence length, the budget) as SVG or PNG\n"
          "  policy     the sizing matrix: models x GPU types x sequence lengths -> min_gpus_to_fit\n"
          "  check-config  check a trainfit.conf (default /etc/slurm/trainfit.conf) and the site catalogs\n\n"
          "Every command takes --catalog-dir DIR: site GPUs and models from DIR/gpus.d/*.json and\n"
-         "DIR/models.d/*.json (default $TRAINFIT_CATALOG_DIR, else /etc/trainfit; docs/site.md).\n"
-         "'trainfit <command> --help' lists a command's options. --version prints the version.\n"
+         "DIR/models.d/*.json (default $TRAINFIT_CATALOG_DIR, else /etc/trainfit).\n"
+         "'trainfit <command> --help' or 'trainfit help <command>' lists a command's options;\n"
+         "--version prints the version.\n"
          "Exit codes: 0 fits, 1 does not fit, 2 bad input or usage, 3 no --endpoint answered (and\n"
          "--endpoint-fallback=refuse).\n"
+         "Documentation: /usr/share/doc/trainfit/ (README.md; service.md, report.md, site.md, ...).\n"
          "Example: trainfit estimate --model llama3-70b --gpus 8 --gpu h100 --seq 8192 --zero 3 --recompute full\n";
 }
 
 int bad_input(const std::string& message) {
   std::cerr << "trainfit: " << message << "\n";
   return kBadInput;
+}
+
+// The flags that split the model over the GPUs, for a step that fits at no count unsharded.
+std::string sharding_hint() {
+  auto flag = [](const char* field) { return std::string("--") + find_field(field)->flag; };
+  return "adding GPUs does not reduce per-GPU memory without sharding; shard with " + flag("zero_stage") + " 3 (or " +
+         flag("sharding") + " fsdp-full), " + flag("tensor_parallel") + " N or " + flag("pipeline_parallel") + " N";
 }
 
 // Parses argv for one command; returns false (and sets *exit_code) when done.
@@ -73,13 +83,15 @@ int run_request_command(const std::string& command, int argc, char** argv) {
   po::options_description visible("options");
   po::options_description hidden;
   visible.add_options()("help,h", "show this help");
+  po::options_description output("output");
   if (command != "min-gpus") {
-    visible.add_options()("format", po::value<std::string>()->default_value("table"),
-                          command == "sweep" ? "table|csv|json" : "table|json|csv");
+    output.add_options()("format", po::value<std::string>()->default_value("table"),
+                         command == "sweep" ? "table|csv|json" : "table|json|csv");
   }
   if (command == "sweep") {
-    visible.add_options()("over", po::value<std::string>()->default_value("both"), "gpus|seq|both");
+    output.add_options()("over", po::value<std::string>()->default_value("both"), "gpus|seq|both");
   }
+  if (command != "min-gpus") visible.add(output);
   cli::add_request_options(visible, hidden);
   if (command == "estimate") cli::add_client_options(visible);
   po::variables_map vm;
@@ -128,6 +140,7 @@ int run_request_command(const std::string& command, int argc, char** argv) {
     }
     std::cout << "none\n";
     std::cerr << "trainfit: no GPU count fits: " << r.min_gpus.reason << "\n";
+    if (r.min_gpus.unsharded) std::cerr << "trainfit: hint: " << sharding_hint() << "\n";
     return kOom;
   }
   if (format == "json") {
@@ -158,6 +171,37 @@ int run_catalog_command(const std::string& command, int argc, char** argv) {
   return kFits;
 }
 
+int unknown_command(const std::string& command) {
+  std::vector<std::string> commands(std::begin(kCommands), std::end(kCommands));
+  const std::string hint = did_you_mean(command, commands);
+  return bad_input("unknown command '" + command + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                   "; see 'trainfit --help'");
+}
+
+// One command, argv[0] = its name.
+int run_command(const std::string& command, int argc, char** argv, const std::string& catalog_dir) {
+  if (command == "--help-man") return cli::run_help_man(argc, argv);  // man/gen_man.sh
+  if (command == "check-config") return cli::run_check_config(argc, argv, catalog_dir);
+  if (std::find(std::begin(kCommands), std::end(kCommands), command) == std::end(kCommands)) return unknown_command(command);
+  if (!cli::use_site_catalogs(catalog_dir, command == "models" || command == "gpus" || command == "serve", std::cerr)) {
+    return kBadInput;
+  }
+  if (command == "models" || command == "gpus" || command == "fields") return run_catalog_command(command, argc, argv);
+  if (command == "serve") return cli::run_serve(argc, argv, catalog_dir);
+  if (command == "plot") return cli::run_plot(argc, argv);
+  if (command == "policy") return cli::run_policy(argc, argv);
+  if (command == "report") return cli::run_report(argc, argv);
+  return run_request_command(command, argc, argv);
+}
+
+// trainfit help CMD: what 'trainfit CMD --help' prints.
+int help_on(const std::string& command, const std::string& catalog_dir) {
+  std::string name = command, flag = "--help";
+  char* args[] = {name.data(), flag.data(), nullptr};
+  if (std::find(std::begin(kCommands), std::end(kCommands), command) == std::end(kCommands)) return unknown_command(command);
+  return run_command(command, 2, args, catalog_dir);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,6 +218,7 @@ int main(int argc, char** argv) {
       return kBadInput;
     }
     const std::string command = argv[1];
+    if (command == "help" && argc >= 3) return help_on(argv[2], catalog_dir);
     if (command == "--help" || command == "-h" || command == "help") {
       usage(std::cout);
       return kFits;
@@ -182,23 +227,7 @@ int main(int argc, char** argv) {
       std::cout << "trainfit " << TRAINFIT_VERSION << "\n";
       return kFits;
     }
-    if (command == "--help-man") return cli::run_help_man(argc - 1, argv + 1);  // man/gen_man.sh
-    if (command == "check-config") return cli::run_check_config(argc - 1, argv + 1, catalog_dir);
-    if (!cli::use_site_catalogs(catalog_dir, command == "models" || command == "gpus" || command == "serve", std::cerr)) {
-      return kBadInput;
-    }
-    if (command == "models" || command == "gpus" || command == "fields") return run_catalog_command(command, argc - 1, argv + 1);
-    if (command == "serve") return cli::run_serve(argc - 1, argv + 1, catalog_dir);
-    if (command == "plot") return cli::run_plot(argc - 1, argv + 1);
-    if (command == "policy") return cli::run_policy(argc - 1, argv + 1);
-    if (command == "report") return cli::run_report(argc - 1, argv + 1);
-    if (command == "estimate" || command == "min-gpus" || command == "sweep") {
-      return run_request_command(command, argc - 1, argv + 1);
-    }
-    std::vector<std::string> commands(std::begin(kCommands), std::end(kCommands));
-    const std::string hint = did_you_mean(command, commands);
-    return bad_input("unknown command '" + command + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                     "; see 'trainfit --help'");
+    return run_command(command, argc - 1, argv + 1, catalog_dir);
   } catch (const std::exception& e) {
     std::cerr << "trainfit: internal error: " << e.what() << "\n";
     return kInternalError;

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "request_options.h"
 #include "trainfit/admission.h"
 
 namespace trainfit::cli {
@@ -23,8 +24,12 @@ std::string roff(const std::string& text, bool flag) {
 
 int run_help_man(int argc, char** argv) {
   const std::string section = argc > 1 ? argv[1] : "";
+  if (section == "request-groups") {
+    for (const std::string& group : request_option_groups()) std::cout << group << "\n";
+    return 0;
+  }
   if (section != "llm-options") {
-    std::cerr << "trainfit: --help-man: unknown section '" << section << "'; accepted: llm-options\n";
+    std::cerr << "trainfit: --help-man: unknown section '" << section << "'; accepted: llm-options|request-groups\n";
     return 2;
   }
   for (const admission::OptionSpec& o : admission::llm_options()) {

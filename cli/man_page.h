@@ -5,7 +5,8 @@
 namespace trainfit::cli {
 
 // llm-options: the SPANK plugin's --llm-* options (admission::llm_options()), as .TP
-// entries for spank_trainfit(8). Exit 0, or 2 for an unknown section.
+// entries for spank_trainfit(8); request-groups: the captions of the request options'
+// groups, one a line, which trainfit(1) lists once. Exit 0, or 2 for an unknown section.
 int run_help_man(int argc, char** argv);
 
 }  // namespace trainfit::cli

@@ -1,11 +1,14 @@
 // trainfit plot: the seed's three charts of one request as SVG (or PNG through librsvg's
 // rsvg-convert), written atomically (docs/charts.md).
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -47,21 +50,36 @@ std::string temporary_beside(const std::string& path, const char* suffix) {
   return path + ".tmp." + std::to_string(::getpid()) + suffix;
 }
 
-Result<bool> write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) {
-    std::remove(path.c_str());
-    return make_error(ErrorCode::kInvalidValue, "out", "out='" + path + "' cannot be written");
+// The user's path and why it cannot be written (the temporary beside it is ours, not theirs).
+Error cannot_write(const std::string& out, int error) {
+  return make_error(ErrorCode::kInvalidValue, "out", "out='" + out + "': cannot be written: " + std::strerror(error));
+}
+
+// Writes text to temporary, a file beside out; errors name out.
+Result<bool> write_file(const std::string& temporary, const std::string& out, const std::string& text) {
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return cannot_write(out, errno);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const int error = done < text.size() ? errno : 0;
+  if (::close(fd) != 0 || error != 0) {
+    const int why = error != 0 ? error : errno;
+    std::remove(temporary.c_str());
+    return cannot_write(out, why);
   }
   return true;
 }
 
 Result<bool> publish(const std::string& temporary, const std::string& path) {
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
     std::remove(temporary.c_str());
-    return make_error(ErrorCode::kInvalidValue, "out", "out='" + path + "' cannot be written (rename from " + temporary + " failed)");
+    return cannot_write(path, error);
   }
   return true;
 }
@@ -109,7 +127,7 @@ int write_output(const std::string& out, const std::string& svg) {
   const std::string ext = lower_extension(out);
   if (ext == "svg") {
     const std::string tmp = temporary_beside(out, ".svg");
-    Result<bool> written = write_file(tmp, svg);
+    Result<bool> written = write_file(tmp, out, svg);
     if (written) written = publish(tmp, out);
     return written ? kWritten : fail(written.error().message);
   }
@@ -119,7 +137,7 @@ int write_output(const std::string& out, const std::string& svg) {
                 "(apt-get install librsvg2-bin) or write --out FILE.svg");
   }
   const std::string tmp_svg = temporary_beside(out, ".svg"), tmp_png = temporary_beside(out, ".png");
-  Result<bool> written = write_file(tmp_svg, svg);
+  Result<bool> written = write_file(tmp_svg, out, svg);
   if (written) written = convert_to_png(tool, tmp_svg, tmp_png);
   if (written) written = publish(tmp_png, out);
   std::remove(tmp_svg.c_str());
@@ -131,10 +149,13 @@ int write_output(const std::string& out, const std::string& svg) {
 int run_plot(int argc, char** argv) {
   po::options_description visible("options");
   po::options_description hidden;
-  visible.add_options()("help,h", "show this help")(
+  po::options_description output("output");
+  visible.add_options()("help,h", "show this help");
+  output.add_options()(
       "out", po::value<std::string>()->value_name("FILE"),
       "where to write: FILE.svg, FILE.png (needs rsvg-convert, Debian librsvg2-bin) or - (SVG on stdout)")(
       "chart", po::value<std::string>()->default_value("all"), "gpus|seq|budget|all (all: three panels stacked)");
+  visible.add(output);
   add_request_options(visible, hidden);
   po::variables_map vm;
   int exit_code = kWritten;

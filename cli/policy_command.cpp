@@ -74,7 +74,7 @@ Result<Site> load_site(const po::variables_map& vm) {
   site.conf = vm["conf"].as<std::string>();
   site.partition = vm.count("partition") ? vm["partition"].as<std::string>() : "";
   Result<std::string> text = read_regular_file(site.conf, admission::kMaxConfBytes);
-  if (!text) return make_error(text.error().code, "conf", "conf='" + site.conf + "': " + text.error().message);
+  if (!text) return file_problem("conf", site.conf, text.error().code, text.error().reason);
   Result<admission::Policy> policy = admission::parse_policy(text.value());
   if (!policy) return make_error(policy.error().code, "conf", site.conf + ": " + policy.error().message);
   site.policy = std::move(policy).value();
@@ -315,15 +315,19 @@ void print_html(std::ostream& out, const std::vector<Row>& rows, const Site& sit
 int run_policy(int argc, char** argv) {
   po::options_description visible("options");
   po::options_description hidden;
-  visible.add_options()("help,h", "show this help")(
+  po::options_description matrix("matrix (each list's values, one row per combination)");
+  po::options_description output("output");
+  visible.add_options()("help,h", "show this help");
+  matrix.add_options()(
       "models", po::value<std::string>()->value_name("LIST"), "models, comma-separated (default: --model)")(
       "gpu-types", po::value<std::string>()->value_name("LIST"),
       "GPU types, comma-separated; site names through gpu_alias with --partition (default: --gpu, or the partition's default_gpu)")(
       "seqs", po::value<std::string>()->value_name("LIST"), "sequence lengths, comma-separated (default: --seq)")(
       "partition", po::value<std::string>()->value_name("P"),
       "apply this partition's trainfit.conf rules: headroom, gpus_per_node, default_gpu, gpu_alias")(
-      "conf", po::value<std::string>()->default_value(kDefaultConf)->value_name("PATH"), "trainfit.conf to read")(
-      "format", po::value<std::string>()->default_value("table"), "table|csv|json|html");
+      "conf", po::value<std::string>()->default_value(kDefaultConf)->value_name("PATH"), "trainfit.conf to read");
+  output.add_options()("format", po::value<std::string>()->default_value("table"), "table|csv|json|html");
+  visible.add(matrix).add(output);
   hidden.add_options()("gpus-types", po::value<std::string>(), "");
   add_request_options(visible, hidden);
   po::variables_map vm;

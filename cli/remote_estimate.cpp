@@ -38,14 +38,16 @@ void print_answer(const remote::Outcome& outcome, const std::string& format, int
 }  // namespace
 
 void add_client_options(po::options_description& visible) {
-  visible.add_options()
+  po::options_description client("endpoint (ask a trainfit service)");
+  client.add_options()
       ("endpoint", po::value<std::string>()->value_name("URL[,URL...]"),
-       "ask these trainfit services (in order) instead of computing locally; same output (docs/service.md)")
+       "ask these trainfit services (in order) instead of computing locally; same output (/usr/share/doc/trainfit/service.md)")
       ("connect-timeout-ms", po::value<std::string>()->value_name("MS"), "per-endpoint connect timeout [1..60000; default 500]")
       ("timeout-ms", po::value<std::string>()->value_name("MS"), "per-endpoint whole-request timeout [1..60000; default 1500]")
       ("cacert", po::value<std::string>()->value_name("FILE"), "CA certificates to verify https endpoints with [default: the system's]")
-      ("endpoint-fallback", po::value<std::string>()->value_name("local|refuse"),
-       "when no endpoint answers: compute locally, or refuse with exit code 3 [default: local]");
+      ("endpoint-fallback", po::value<std::string>()->value_name("MODE"),
+       "when no endpoint answers: compute locally, or refuse with exit code 3 [local|refuse; default: local]");
+  visible.add(client);
 }
 
 Result<std::optional<remote::Settings>> client_settings(const po::variables_map& vm) {

@@ -1,6 +1,7 @@
 #include "request_options.h"
 
-#include <fstream>
+#include <sys/stat.h>
+
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -16,42 +17,75 @@
 namespace po = boost::program_options;
 
 namespace trainfit::cli {
+namespace {
 
-void add_request_options(po::options_description& visible, po::options_description& hidden) {
-  visible.add_options()
-      ("request", po::value<std::string>()->value_name("FILE"), "request JSON file ('-' = stdin); flags override it")
-      ("hf-config", po::value<std::string>()->value_name("PATH"), "Hugging Face config.json giving the geometry")
-      ("config", po::value<std::string>()->value_name("FILE"),
-       "a framework's config file: DeepSpeed .json, torchtune .yaml, torchtitan .toml or Megatron-LM arguments; "
-       "flags override it (docs/config-files.md)");
-  for (const FieldSpec& field : request_fields()) {
-    const std::string help = std::string(field.help) + " [" + field.accepted + "]";
-    auto value = po::value<std::string>()->value_name(field.kind == FieldKind::kBool ? "BOOL" : "VALUE");
-    if (field.kind == FieldKind::kBool) value->implicit_value("true");
-    visible.add_options()(field.flag, value, help.c_str());
-    if (std::string(field.name) != field.flag) {  // JSON names work as flags too
-      auto alias = po::value<std::string>();
-      if (field.kind == FieldKind::kBool) alias->implicit_value("true");
-      hidden.add_options()(field.name, alias, "");
-    }
+// --flag for one request field (and its JSON name, hidden, when the two differ).
+void add_field_option(const FieldSpec& field, po::options_description& section, po::options_description& hidden) {
+  const std::string help = std::string(field.help) + " [" + field.accepted + "]";
+  auto value = po::value<std::string>()->value_name(field.kind == FieldKind::kBool ? "BOOL" : "VALUE");
+  if (field.kind == FieldKind::kBool) value->implicit_value("true");
+  section.add_options()(field.flag, value, help.c_str());
+  if (std::string(field.name) != field.flag) {  // JSON names work as flags too
+    auto alias = po::value<std::string>();
+    if (field.kind == FieldKind::kBool) alias->implicit_value("true");
+    hidden.add_options()(field.name, alias, "");
   }
 }
 
-Result<std::string> read_text(const std::string& path, const char* field) {
+}  // namespace
+
+constexpr const char* kFilesGroup = "request files";
+constexpr FieldGroup kGroupOrder[] = {FieldGroup::kModel, FieldGroup::kTraining, FieldGroup::kAdapters,
+                                      FieldGroup::kParallelism, FieldGroup::kCluster};
+
+std::vector<std::string> request_option_groups() {
+  std::vector<std::string> out = {kFilesGroup};
+  for (const FieldGroup group : kGroupOrder) out.push_back(field_group_title(group));
+  return out;
+}
+
+void add_request_options(po::options_description& visible, po::options_description& hidden) {
+  po::options_description files(kFilesGroup);
+  files.add_options()
+      ("request", po::value<std::string>()->value_name("FILE"), "request JSON file ('-' = stdin); flags override it")
+      ("hf-config", po::value<std::string>()->value_name("PATH"),
+       "Hugging Face config.json, or a model folder holding one, giving the geometry (not with --model)")
+      ("config", po::value<std::string>()->value_name("FILE"),
+       "a framework's config file: DeepSpeed .json, torchtune .yaml, torchtitan .toml or Megatron-LM arguments; "
+       "flags override it");
+  visible.add(files);
+  for (const FieldGroup group : kGroupOrder) {
+    po::options_description section(field_group_title(group));
+    for (const FieldSpec& field : request_fields()) {
+      if (field.group == group) add_field_option(field, section, hidden);
+    }
+    visible.add(section);
+  }
+}
+
+Result<std::string> read_input(const std::string& path, const char* field, size_t max_bytes) {
   if (path == "-") {
     return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::kInvalidValue, field, std::string(field) + "='" + path + "' cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  Result<std::string> text = read_regular_file(path, max_bytes);
+  if (!text) return file_problem(field, path, text.error().code, text.error().reason);
+  return text;
+}
+
+Error file_problem(const char* field, const std::string& path, ErrorCode code, const std::string& reason) {
+  return make_error(code, field, std::string(field) + "='" + path + "': " + reason);
+}
+
+// A Hugging Face model folder (as from_pretrained takes) holds its config.json.
+std::string hf_config_file(const std::string& path) {
+  struct stat st;
+  return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? path + "/config.json" : path;
 }
 
 // A framework config file (a regular file, bounded), its fields set over the request.
 Result<ConfigFile> apply_config_file(const std::string& path, Request& request) {
-  Result<std::string> text = read_regular_file(path, kMaxConfigFileBytes);
-  if (!text) return make_error(text.error().code, "config", "config=" + text.error().message);
+  Result<std::string> text = read_input(path, "config", kMaxConfigFileBytes);
+  if (!text) return text.error();
   Result<ConfigFile> file = read_config_file_text(text.value(), path);
   if (!file) return file.error();
   Result<bool> set = apply_key_values(request, to_key_values(file->request, '\n'), '\n');
@@ -62,17 +96,21 @@ Result<ConfigFile> apply_config_file(const std::string& path, Request& request) 
 Result<Request> request_from_options(const po::variables_map& vm, std::vector<std::string>* notes) {
   Request request;
   if (vm.count("request")) {
-    Result<std::string> text = read_text(vm["request"].as<std::string>(), "request");
+    Result<std::string> text = read_input(vm["request"].as<std::string>(), "request", kMaxRequestFileBytes);
     if (!text) return text.error();
     Result<Request> parsed = request_from_json(text.value());
     if (!parsed) return parsed.error();
     request = parsed.value();
   }
   if (vm.count("hf-config")) {
-    Result<std::string> text = read_text(vm["hf-config"].as<std::string>(), "hf-config");
+    const std::string path = hf_config_file(vm["hf-config"].as<std::string>());
+    Result<std::string> text = read_input(path, "hf-config", admission::kMaxHfConfigBytes);
     if (!text) return text.error();
     Result<Geometry> geometry = geometry_from_hf_config(text.value());
-    if (!geometry) return geometry.error();
+    if (!geometry) {
+      const Error& e = geometry.error();
+      return file_problem("hf-config", path, e.code, e.reason.empty() ? e.message : e.reason);
+    }
     set_geometry(request, geometry.value());
   }
   std::optional<ConfigFile> config;
@@ -89,6 +127,8 @@ Result<Request> request_from_options(const po::variables_map& vm, std::vector<st
       }
     }
   }
+  const std::string hf_config = vm.count("hf-config") ? vm["hf-config"].as<std::string>() : "";
+  if (Result<bool> one = check_one_geometry_source(request, hf_config, {"--model", "--hf-config"}); !one) return one.error();
   if (config) {
     Result<std::vector<std::string>> batch = apply_global_batch(*config, request);
     if (!batch) return make_error(batch.error().code, batch.error().field, vm["config"].as<std::string>() + ": " + batch.error().message);

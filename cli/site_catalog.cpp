@@ -1,6 +1,8 @@
 #include "site_catalog.h"
 
 #include <pwd.h>
+#include <sys/stat.h>
+#include <cerrno>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -64,6 +66,14 @@ std::optional<uint32_t> uid_of(const std::string& name) {
   return static_cast<uint32_t>(found->pw_uid);
 }
 
+// Why a folder the user named cannot serve ("" when it can), in the words file errors use.
+std::string folder_problem(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return errno == ENOENT ? "not found" : std::string("cannot be read: ") + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return std::string("is ") + file_kind(st.st_mode) + ", not a folder";
+  return "";
+}
+
 }  // namespace
 
 std::string take_catalog_dir(int* argc, char** argv, std::string* dir) {
@@ -95,6 +105,10 @@ std::string take_catalog_dir(int* argc, char** argv, std::string* dir) {
 bool use_site_catalogs(const std::string& option, bool print_notes, std::ostream& err) {
   bool named = false;
   const std::string dir = admission::catalog_dir(option, &named);
+  if (const std::string problem = named ? folder_problem(dir) : ""; !problem.empty()) {
+    err << "trainfit: catalog-dir='" << dir << "': " << problem << "; accepted: a folder holding gpus.d/ and models.d/\n";
+    return false;
+  }
   const CatalogSet set = admission::load_site_catalogs(dir, named);
   for (const Error& problem : set.problems) err << "trainfit: " << problem.message << "\n";
   if (!set.problems.empty()) {

@@ -100,14 +100,19 @@ _trainfit() {
         help=${help# }
         # boost::program_options' layout: "--flag [ARG] [(=default)] description";
         # ARG is "arg" or an upper-case word (VALUE, FILE, HOST:PORT).
-        local re='^(-[a-zA-Z] \[ )?--[a-z0-9_-]+( \])?( (arg|[A-Z][A-Z0-9:_./,=-]*))?( \(=[^)]*\))?( (.*))?$'
+        # A switch with a value ("--dropout [=BOOL(=true)]") takes one too.
+        local re='^(-[a-zA-Z] \[ )?--[a-z0-9_-]+( \])?( (arg|[A-Z][A-Z0-9:_./,=-]*|\[=[A-Z]+\(=[^)]*\)\]))?( \(=[^)]*\))?( (.*))?$'
         if [[ $help =~ $re ]]; then
           takes_value=${BASH_REMATCH[3]}
           desc=${BASH_REMATCH[7]}
         fi
         desc=${desc% }
+        # The values: a list "a|b|c" in brackets ("[a|b|c]", "[a|b, or ...]", "[a|b; default: a]")
+        # or at the start of the description ("a|b|c (default a)"), as the commands print
+        # their tables (request fields' accepted values, the formats).
+        local in_brackets='\[([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)[],;]' leading='^([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)( |$)'
         if [[ -n $takes_value ]]; then
-          if [[ $desc =~ \[([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)\]$ || $desc =~ ^([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)$ ]]; then
+          if [[ $desc =~ $in_brackets || $desc =~ $leading ]]; then
             words=${BASH_REMATCH[1]//|/ }
           else
             return 0  # a free value: nothing to offer

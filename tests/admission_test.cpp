@@ -199,6 +199,26 @@ TEST(Annotation, GeometryFromHfConfigThenOptions) {
   EXPECT_EQ(*a.request.hidden_dim, 4096);
 }
 
+// sbatch --llm-model=X --llm-hf-config=F: two whole geometries, one would silently win; the
+// same check in sbatch and job_submit (both read the annotation here), in sbatch's words.
+TEST(Annotation, ModelAndHfConfigAreRefusedNamingBoth) {
+  Annotation a;
+  Result<bool> r = annotation_from_spank_env({"TRAINFIT_GEOMETRY=num_layers=28,hidden_dim=3584,num_heads=28",
+                                              "_SLURM_SPANK_OPTION_trainfit_llm_hf_config=qwen.json",
+                                              "_SLURM_SPANK_OPTION_trainfit_llm_model=llama3-8b"},
+                                             &a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInconsistent) << r.error().message;
+  EXPECT_EQ(r.error().field, "model") << r.error().message;
+  EXPECT_NE(r.error().message.find("--llm-model='llama3-8b'"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("--llm-hf-config='qwen.json'"), std::string::npos) << r.error().message;
+  Annotation fields;  // single geometry fields over a model are overrides, not a second geometry
+  EXPECT_TRUE(annotation_from_spank_env({"_SLURM_SPANK_OPTION_trainfit_llm_model=llama3-8b",
+                                         "_SLURM_SPANK_OPTION_trainfit_llm_spec=num_layers=16"},
+                                        &fields)
+                  .ok());
+}
+
 TEST(Annotation, NoTrainfitOptionsMeansNotFound) {
   Annotation a;
   ASSERT_TRUE(annotation_from_spank_env({"PATH=/bin", "_SLURM_SPANK_OPTION_pyxis_image=x"}, &a).ok());

@@ -59,7 +59,12 @@ check unknown-field 2 "unknown field 'gpus_count'.*known fields" -- bash -c "ech
 check heads 2 "num_heads=7 is not valid; accepted: a divisor of hidden_dim=4096" -- "$bin" estimate --model llama3-8b --heads 7
 check kv-heads 2 "num_kv_heads=3" -- "$bin" estimate --model llama3-8b --kv-heads 3
 check tp-heads 2 "tensor_parallel=5" -- "$bin" estimate --model llama3-8b --tp 5 --gpus 5
-check missing-file 2 "request='/nonexistent.json' cannot be read" -- "$bin" estimate --request /nonexistent.json
+# Files: one wording everywhere, FIELD='PATH': REASON.
+check missing-file 2 "^trainfit: request='/nonexistent.json': not found$" -- "$bin" estimate --request /nonexistent.json
+check hf-missing 2 "^trainfit: hf-config='/nonexistent.json': not found$" -- "$bin" estimate --hf-config /nonexistent.json
+check catalog-dir-missing 2 "^trainfit: catalog-dir='/nonexistent-dir': not found; accepted: " -- "$bin" estimate --catalog-dir /nonexistent-dir --model llama3-8b
+check report-missing 2 "audit='/nonexistent.jsonl': not found$" -- "$bin" report --audit /nonexistent.jsonl
+check policy-conf-missing 2 "^trainfit: conf='/nonexistent.conf': not found$" -- "$bin" policy --model llama3-8b --conf /nonexistent.conf
 check bad-format 2 "format='xml'" -- "$bin" estimate --model llama3-8b --format xml
 # --config: a framework's own file (docs/config-files.md). Whether the step fits is the
 # model's business: these check that the file is read (exit 0 or 1) and what is printed.
@@ -73,8 +78,8 @@ check config-megatron 0 "--global-batch-size=128 gives num_microbatches=64" -- r
 check config-override 0 '"zero_stage": 2' -- runs "$bin" estimate --config "$fw/deepspeed_zero3_offload.json" --model llama3-8b --gpus 8 --zero 2 --offload-params false --format json
 check config-batch 2 "train_batch_size=256 disagrees with gradient_accumulation_steps=8" -- \
   "$bin" estimate --config "$fw/deepspeed_zero3_offload.json" --model llama3-8b --gpus 16
-check config-dir 2 "not a regular file" -- "$bin" estimate --config "$fw"
-check config-missing 2 "config=/nonexistent.yaml: not found" -- "$bin" estimate --config /nonexistent.yaml
+check config-dir 2 "^trainfit: config='$fw': is a directory, not a regular file$" -- "$bin" estimate --config "$fw"
+check config-missing 2 "^trainfit: config='/nonexistent.yaml': not found$" -- "$bin" estimate --config /nonexistent.yaml
 tmp=$(mktemp -d)
 mkfifo "$tmp/fifo.toml"
 head -c 2000000 /dev/zero | tr '\0' '#' >"$tmp/huge.yaml"
@@ -83,6 +88,26 @@ check config-fifo 2 "not a regular file" -- timeout 10 "$bin" estimate --config 
 check config-huge 2 "accepted: at most 1048576" -- "$bin" estimate --config "$tmp/huge.yaml"
 check config-malformed 2 "malformed YAML at line [0-9]+, column [0-9]+" -- "$bin" estimate --config "$tmp/bad.yaml"
 check config-unknown-model 2 "is not a model trainfit knows" -- bash -c "printf 'model:\n  _component_: torchtune.models.gemma.gemma_2b\n' >'$tmp/g.yaml'; '$bin' estimate --config '$tmp/g.yaml'"
+# --hf-config DIR: a Hugging Face model folder, its config.json read (as transformers does);
+# the same geometry as the file itself.
+mkdir "$tmp/llama" "$tmp/broken"
+cp "$fixtures/hf/llama-3-8b.config.json" "$tmp/llama/config.json"
+same() {  # same NAME A B: A and B are equal
+  if [[ "$2" == "$3" ]]; then pass=$((pass + 1)); else echo "FAIL $1: '$2' differs from '$3'" | head -5; failures=$((failures + 1)); fi
+}
+same hf-dir "$("$bin" estimate --hf-config "$tmp/llama" --gpus 8 --zero 3 --format csv 2>&1)" \
+  "$("$bin" estimate --hf-config "$fixtures/hf/llama-3-8b.config.json" --gpus 8 --zero 3 --format csv 2>&1)"
+printf '{"model_type": "llama",\n "hidden_size": }\n' >"$tmp/broken/config.json"
+check hf-dir-malformed 2 "^trainfit: hf-config='$tmp/broken/config.json': malformed JSON at byte [0-9]+: .+" -- "$bin" estimate --hf-config "$tmp/broken"
+check hf-dir-empty 2 "^trainfit: hf-config='$tmp/empty/config.json': not found$" -- bash -c "mkdir -p '$tmp/empty' && '$bin' estimate --hf-config '$tmp/empty'; rc=\$?; rmdir '$tmp/empty'; exit \$rc"
+# plot --out: the error names the user's path and why, never the temporary file beside it.
+check plot-out-folder 2 "^trainfit: out='/nonexistent/x.svg': cannot be written: No such file or directory$" -- \
+  "$bin" plot --model llama3-8b --out /nonexistent/x.svg
+check_not() {  # check_not NAME PATTERN -- command...: the output lacks PATTERN
+  local name=$1 pattern=$2; shift 3
+  if grep -qE -- "$pattern" <<<"$("$@" 2>&1)"; then echo "FAIL $name: output has /$pattern/"; failures=$((failures + 1)); else pass=$((pass + 1)); fi
+}
+check_not plot-out-no-temporary "\.tmp\." -- "$bin" plot --model llama3-8b --out /nonexistent/x.svg
 rm -rf "$tmp"
 # Offload: host RAM per node is the per-GPU figure times the request's GPUs per node (4 here);
 # without --gpus-per-node the table says which count it assumed.
@@ -97,6 +122,42 @@ check offload-assumed 0 "^  per node .* 8 GPUs per node assumed \(gpus_per_node 
 check offload-csv 0 "^host,offload_per_node,[0-9]" -- "$bin" estimate --model llama3-8b --gpus 16 --gpu h100 --zero 3 --offload-optimizer --format csv
 # One of a thing is singular: a global batch of one sequence.
 check one-sequence 0 "global_batch +1 sequence\$" -- "$bin" estimate --model gpt2 --gpus 1 --micro-batch 1
+# A catalog model and an HF config both give the geometry: refused, naming both; the
+# geometry fields given one by one still override the model's (docs/api.md).
+hf=$fixtures/hf/llama-3-70b.config.json
+check model-and-hf 2 "^trainfit: --model='llama3-8b' and --hf-config='$hf' both give the model's geometry; accepted: one or the other" -- \
+  "$bin" estimate --model llama3-8b --hf-config "$hf"
+check model-and-hf-min-gpus 2 "--model='llama3-8b' and --hf-config=" -- "$bin" min-gpus --model llama3-8b --hf-config "$hf"
+check model-override-layers 0 '"num_layers": 16' -- runs "$bin" estimate --model llama3-8b --layers 16 --format json
+# No command takes a positional argument: a stray word is refused, not ignored.
+for command in estimate min-gpus sweep plot policy; do
+  check "stray-word-$command" 2 "^trainfit: unexpected argument 'extra'; see 'trainfit $command --help'$" -- \
+    "$bin" "$command" --model llama3-8b extra
+done
+for command in models gpus fields serve; do
+  check "stray-word-$command" 2 "^trainfit: unexpected argument 'extra'; see 'trainfit $command --help'$" -- \
+    timeout 10 "$bin" "$command" extra
+done
+# min-gpus without sharding: more GPUs cannot help, and the flags that shard are named.
+check min-gpus-unsharded 1 "hint: adding GPUs does not reduce per-GPU memory without sharding; shard with --zero 3 \(or --sharding fsdp-full\), --tp N or --pp N" -- \
+  "$bin" min-gpus --model llama3-8b
+check min-gpus-unsharded-reason 1 "no GPU count fits: nothing is sharded" -- "$bin" min-gpus --model llama3-8b
+check min-gpus-sharded-fits 0 "^[0-9]+$" -- "$bin" min-gpus --model llama3-8b --zero 3
+# trainfit help CMD = trainfit CMD --help; an unknown CMD gets "did you mean".
+for command in estimate report serve check-config; do
+  same "help-$command" "$("$bin" help "$command" 2>&1)" "$("$bin" "$command" --help 2>&1)"
+done
+check help-unknown 2 "unknown command 'estimat' \(did you mean 'estimate'\?\)" -- "$bin" help estimat
+# --help in groups: each flag under its own caption.
+section_of() {  # the caption above FLAG in 'trainfit CMD --help'
+  "$bin" "$1" --help | awk -v flag="$2" '/^[^ ].*:$/ { caption = $0 } $1 == flag { print caption; exit }'
+}
+for pair in estimate:--layers:model estimate:--seq:training estimate:--zero:"parallelism and sharding" \
+            estimate:--gpu:cluster estimate:--format:output estimate:--endpoint:"endpoint (ask a trainfit service)" \
+            estimate:--lora-rank:"adapters (LoRA, QLoRA)" estimate:--hf-config:"request files" plot:--out:output sweep:--over:output; do
+  IFS=: read -r command flag caption <<<"$pair"
+  same "help-group-$command$flag" "$(section_of "$command" "$flag")" "$caption:"
+done
 # Nothing crashes on odd input.
 for args in "--seq 0" "--hidden 1 --layers 1 --heads 1" "--micro-batch 1048576 --seq 1024" "--gpu-memory-gb 1e-9" \
             "--params-b 1e5 --layers 100000 --hidden 1048576" "--gpus 1048576 --zero 3"; do

@@ -57,6 +57,23 @@ for field in recompute sharding zero_stage; do
   want=$(awk -F' [|] ' '{ print $3 }' <<<"$line" | tr '|' '\n' | sort | tr '\n' ' ' | sed 's/ $//')
   expect "$flag values = trainfit fields' accepted ($want)" "$want" estimate "$flag" ""
 done
+# Every field whose accepted values start with a list ("a|b|c", "a|b, or ...") completes that
+# list, from `trainfit fields` (the field table the code parses with).
+while IFS=$'\t' read -r flag list; do
+  want=$(tr '|' '\n' <<<"$list" | sort | tr '\n' ' ' | sed 's/ $//')
+  expect "$flag completes its accepted values ($want)" "$want" estimate "$flag" ""
+done < <("$T" fields --format json | /usr/bin/python3 -c '
+import json, re, sys
+for f in json.load(sys.stdin):
+    m = re.match(r"([a-z0-9_.-]+(\|[a-z0-9_.-]+)+)(,|$)", f["accepted"])
+    if m: print(f["flag"] + "\t" + m.group(1))')
+# Other commands' enumerations: the values their own errors accept.
+accepted() { "$T" "$@" 2>&1 | sed -n 's/.*accepted: \([a-z|-]*\).*/\1/p' | tr '|' '\n' | sort | tr '\n' ' ' | sed 's/ $//'; }
+expect "report --format: every format" "$(accepted report --audit /dev/null --format xml)" report --format ""
+expect "report --format=: by prefix" "--format=prometheus" report --format=pro
+expect "estimate --endpoint-fallback" "$(accepted estimate --model llama3-8b --endpoint http://127.0.0.1:9 --endpoint-fallback maybe)" \
+  estimate --endpoint-fallback ""
+expect "plot --chart" "$(accepted plot --model llama3-8b --out - --chart pie)" plot --chart ""
 expect "--format values (estimate)" "csv json table" estimate --format ""
 expect "--format values (models)" "json table" models --format ""
 has "flags of estimate" --recompute estimate --rec

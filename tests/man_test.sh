@@ -32,6 +32,16 @@ done
 n=$("$T" estimate --help | grep -cE '^  (-[a-zA-Z] \[ )?--')
 [ "$n" -ge 40 ] && ok "estimate --help has $n flags" || bad "estimate --help has only $n flags"
 grep -qF -- "--catalog-dir" <<<"$page" && ok "trainfit(1) has --catalog-dir" || bad "trainfit(1) lacks --catalog-dir"
+# The request options once (REQUEST OPTIONS), not once per command; no repository paths.
+for flag in $("$T" fields --format json | grep -oE '"flag": *"--[a-z0-9-]+"' | grep -oE -- '--[a-z0-9-]+'); do
+  n=$(grep -cE -- "^       $flag( |$)" <<<"$page")
+  [ "$n" -eq 1 ] || bad "trainfit(1) lists $flag $n times, wanted once"
+done
+ok "trainfit(1) lists each request field's flag once"
+lines=$(MANWIDTH=80 man -l "$M/trainfit.1" 2>/dev/null | wc -l)
+[ "$lines" -le 700 ] && ok "trainfit(1) is $lines lines at 80 columns" || bad "trainfit(1) is $lines lines at 80 columns (at most 700)"
+paths=$(grep -oE '(^|[ (])docs/[a-z_-]+\.md' <<<"$page" | head -3)
+[ -z "$paths" ] && ok "trainfit(1) names no repository path" || bad "trainfit(1) names repository paths: $paths"
 
 page=$(render "$M/spank_trainfit.8")
 for option in $("$T" --help-man llm-options | sed -n 's/^\.B \\-\\-llm\\-\([a-z\\-]*\).*/\1/p' | sed 's/\\-/-/g'); do

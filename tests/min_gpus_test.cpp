@@ -13,6 +13,19 @@ struct Case {
   const char* spec;
 };
 
+// Nothing sharded (zero_stage 0, tp = pp = 1): no count fits, and the answer says that more
+// GPUs cannot help; sharded, the same model and GPU fit at some count.
+TEST(MinGpus, NoneUnshardedSaysSo) {
+  const MinGpus none = min_gpus_to_fit(testing::config_of("model=llama3-8b,gpu=h100,zero_stage=0"));
+  EXPECT_EQ(none.gpus, 0);
+  EXPECT_TRUE(none.unsharded) << none.reason;
+  const MinGpus sharded = min_gpus_to_fit(testing::config_of("model=llama3-8b,gpu=h100,zero_stage=3"));
+  EXPECT_GT(sharded.gpus, 0) << sharded.reason;
+  const MinGpus too_big = min_gpus_to_fit(testing::config_of("model=llama3-405b,gpu=a100-40gb,zero_stage=1,seq_length=131072"));
+  EXPECT_EQ(too_big.gpus, 0);
+  EXPECT_FALSE(too_big.unsharded) << too_big.reason;  // sharded: the reason is another one
+}
+
 class MinGpusCase : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MinGpusCase, MatchesBruteForce) {

@@ -32,14 +32,21 @@ int bad(const std::string& message) {
   return 2;
 }
 
+// "table|csv|json|html|prometheus": for help, errors and completion alike.
+std::string formats() {
+  std::string out;
+  for (const char* k : kFormats) out += (out.empty() ? "" : "|") + std::string(k);
+  return out;
+}
+
 void usage(std::ostream& out) {
   out << "usage: trainfit report --audit FILE [FILE...] [options]\n\n"
          "Counts the job_submit plugin's decisions from its audit log (JSON lines; rotated and\n"
-         "gzip-compressed files too). docs/report.md defines every number.\n\n"
+         "gzip-compressed files too). /usr/share/doc/trainfit/report.md defines every number.\n\n"
          "  --audit FILE [FILE...]  audit log files, e.g. /var/log/slurm/trainfit-audit.jsonl*\n"
          "  --since WHEN            only records at or after WHEN (" << kUtcAccepted << ")\n"
          "  --until WHEN            only records before WHEN\n"
-         "  --format FORMAT         table (default) | csv | json | html | prometheus\n"
+         "  --format FORMAT         " << formats() << " (default table)\n"
          "  --top N                 configurations and advice listed (default 10)\n";
 }
 
@@ -53,7 +60,7 @@ bool known_format(const std::string& f) {
 // One option's value check; returns an exit code, or -1 when the value is fine.
 int take_value(const std::string& option, const std::string& value, Options* o) {
   if (option == "--format") {
-    if (!known_format(value)) return bad("--format='" + value + "' is not valid; accepted: table|csv|json|html|prometheus");
+    if (!known_format(value)) return bad("--format='" + value + "' is not valid; accepted: " + formats());
     o->format = value;
   } else if (option == "--since" || option == "--until") {
     int64_t t = 0;
@@ -112,7 +119,7 @@ class Reader {
                   [&](int64_t n) { ++report_->input.lines, ++report_->input.oversize; warn(path, n, "longer than 1 MiB"); }};
     const int64_t before = report_->input.lines;
     const Result<ReadEnd> end = for_each_line(path, kMaxLineBytes, sink);
-    if (!end) return std::cerr << "trainfit: report: " << path << ": " << end.error().message << "\n", false;
+    if (!end) return std::cerr << "trainfit: report: audit='" << path << "': " << end.error().message << "\n", false;
     if (end->damage.empty()) return true;
     ++report_->input.unreadable_files;  // lines before the damage are counted
     std::cerr << "trainfit: report: warning: " << path << ": " << end->damage << " after line " << report_->input.lines - before

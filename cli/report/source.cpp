@@ -9,6 +9,8 @@
 #include <cstring>
 #include <memory>
 
+#include "trainfit/util/file.h"
+
 namespace trainfit::cli::report {
 namespace {
 
@@ -68,11 +70,14 @@ bool gzip_magic(int fd) {
 // Opens a regular file only: a FIFO or a device would block or never end.
 Result<std::unique_ptr<Bytes>> open_bytes(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return make_error(errno == ENOENT ? ErrorCode::kMissing : ErrorCode::kUnavailable, path, std::strerror(errno));
-  struct stat st;
+  if (fd < 0) {  // the reasons in the words of read_regular_file (trainfit/util/file.h)
+    return make_error(errno == ENOENT ? ErrorCode::kMissing : ErrorCode::kUnavailable, path,
+                      errno == ENOENT ? std::string("not found") : std::string("cannot be read: ") + std::strerror(errno));
+  }
+  struct stat st{};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return make_error(ErrorCode::kInvalidValue, path, S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file");
+    return make_error(ErrorCode::kInvalidValue, path, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   if (!gzip_magic(fd)) return std::unique_ptr<Bytes>(std::make_unique<PlainBytes>(fd));

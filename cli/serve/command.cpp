@@ -97,7 +97,12 @@ bool parse_options(int argc, char** argv, ServeOptions& o, int* exit_code) {
        "seconds an idle keep-alive connection is kept");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(visible).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(visible).run();
+    if (const std::string word = first_positional(parsed); !word.empty()) {
+      *exit_code = fail(unexpected_argument("serve", word));
+      return false;
+    }
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     *exit_code = fail(std::string(e.what()) + "; see 'trainfit serve --help'");

@@ -224,14 +224,17 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
     if (!set) return set.error();
   }
   Builder builder(&out->request, Face::kOptions);
+  std::string hf_config;  // its path, as given
   for (const auto& [option, value] : options) {
     const std::string name = option->option;
+    if (name == "hf-config") hf_config = value;
     if (name == "hf-config" || name == "config") continue;  // carried as TRAINFIT_GEOMETRY / TRAINFIT_CONFIG
     out->check |= is_check(option->option);
     Result<bool> set = builder.set_option(option->option, value);
     if (!set) return set.error();
   }
-  return true;
+  if (hf_config.empty() && !geometry.empty()) hf_config = "(its config.json)";
+  return check_one_geometry_source(out->request, hf_config, {spell_key("model", Face::kOptions), "--llm-hf-config"});
 }
 
 Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::string* comment, Annotation* out) {

@@ -109,6 +109,7 @@ TRAINFIT_API Breakdown estimate(const Config& config);
 struct MinGpus {
   int64_t gpus = 0;      // 0 = none
   std::string reason;    // why none, when gpus == 0
+  bool unsharded = false;  // none because nothing is sharded: more GPUs cannot help
 };
 
 // Smallest GPU count at which the step fits, respecting tp*pp*cp, ep and gpus_per_node;

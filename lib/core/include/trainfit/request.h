@@ -99,6 +99,11 @@ struct Request {
 };
 
 enum class FieldKind { kInt, kNumber, kBool, kString };
+// Where a field belongs in help and the man page: what is trained, how, how it is split
+// over the GPUs, and on what.
+enum class FieldGroup { kModel, kTraining, kAdapters, kParallelism, kCluster };
+// "model", "training", "adapters (LoRA, QLoRA)", "parallelism and sharding", "cluster".
+TRAINFIT_API const char* field_group_title(FieldGroup group);
 
 // One row per request field: the single table behind JSON parsing,
 // CLI flags and the Slurm annotations.
@@ -108,6 +113,7 @@ struct FieldSpec {
   FieldKind kind;
   const char* accepted; // what is accepted, for help and errors
   const char* help;
+  FieldGroup group;
 };
 
 TRAINFIT_API const std::vector<FieldSpec>& request_fields();
@@ -142,6 +148,20 @@ TRAINFIT_API Result<bool> apply_key_values(Request& request, const std::string& 
 TRAINFIT_API std::string to_key_values(const Request& request, char separator = ' ');
 
 struct Geometry;
+
+// How a face spells the two fields that can each give the whole geometry: "--model" and
+// "--hf-config" (the CLI), "--llm-model" and "--llm-hf-config" (sbatch).
+struct GeometrySourceKeys {
+  std::string model;
+  std::string hf_config;
+};
+
+// A catalog model and a Hugging Face config.json (hf_config_path, "" when none) both name
+// the geometry: one would silently replace the other, so the pair is refused (kInconsistent,
+// field "model"), naming both as the face spells them. Geometry fields given one by one
+// (seq_length, num_layers, ...) still override the model's: they are not a second source.
+TRAINFIT_API Result<bool> check_one_geometry_source(const Request& request, const std::string& hf_config_path,
+                                                    const GeometrySourceKeys& keys);
 
 // Sets every geometry field of a request from a geometry (e.g. read from a
 // Hugging Face config.json); fields set afterwards still override it.

@@ -3,6 +3,7 @@
 // parameters each family's modules hold follow the matching modeling_*.py (cited per family).
 #include <nlohmann/json.hpp>
 
+#include "../json/parse_errors.h"
 #include "trainfit/catalog.h"
 
 namespace trainfit {
@@ -11,7 +12,9 @@ namespace {
 using nlohmann::json;
 
 Error hf_error(const std::string& message) {
-  return make_error(ErrorCode::kInvalidValue, "hf_config", "hf config: " + message);
+  Error e = make_error(ErrorCode::kInvalidValue, "hf_config", "hf config: " + message);
+  e.reason = message;  // without "hf config: ", for a face that names the file itself
+  return e;
 }
 
 // Reads a positive integer field; leaves *out as it is when absent or null.
@@ -166,7 +169,7 @@ Result<Geometry> geometry_from_hf_config(const std::string& text) {
     try {
       doc = json::parse(text);
     } catch (const json::parse_error& e) {
-      return hf_error("malformed JSON at byte " + std::to_string(e.byte));
+      return hf_error("malformed JSON at byte " + std::to_string(e.byte) + ": " + parse_error_reason(e));
     }
     if (!doc.is_object()) return hf_error("top level must be a JSON object");
     std::string type;

@@ -43,15 +43,26 @@ bool fits_at(Config c, const model::SharedParts& parts, int64_t gpus) {
   return model::estimate_with(c, parts).fits;
 }
 
-std::string why_none(const Breakdown& widest, int64_t gpus) {
+// Nothing is split over the GPUs: every rank holds the whole model states and more data
+// parallelism only adds ranks that each need as much.
+bool nothing_sharded(const Config& c) { return c.zero_stage == 0 && c.tp == 1 && c.pp == 1 && c.ep == 1; }
+
+// Why no count fits, from the widest job's breakdown; *unsharded: because nothing is sharded.
+std::string why_none(const Config& c, const Breakdown& widest, int64_t gpus, bool* unsharded) {
   const double unshardable = widest.stage.activations.total() + widest.overheads.total();
   if (unshardable > widest.capacity) {
     return "activations and runtime overheads alone need " + format_gib(unshardable) + " GiB per GPU, more than the " +
            format_gib(widest.capacity) +
            " GiB available at any GPU count; recompute, a smaller micro-batch, TP or CP are needed";
   }
-  return "even at " + std::to_string(gpus) + " GPUs the step needs " + format_gib(widest.per_gpu_total) +
-         " GiB per GPU (" + format_gib(widest.capacity) + " GiB available)";
+  const std::string needs = format_gib(widest.per_gpu_total) + " GiB per GPU (" + format_gib(widest.capacity) + " GiB available)";
+  *unsharded = nothing_sharded(c);
+  if (*unsharded) {
+    return "nothing is sharded (zero_stage=0, tensor_parallel=pipeline_parallel=1), so adding GPUs does not reduce "
+           "per-GPU memory: the step needs " + needs + " at any GPU count; shard it: zero_stage=3 (or "
+           "sharding=fsdp-full), tensor_parallel or pipeline_parallel";
+  }
+  return "even at " + std::to_string(gpus) + " GPUs the step needs " + needs;
 }
 
 }  // namespace
@@ -83,7 +94,7 @@ MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain) {
   widest.num_gpus = counts.at(counts.size());
   const Breakdown floor = estimate_with(widest, parts);
   if (!floor.fits) {
-    if (explain) out.reason = why_none(floor, widest.num_gpus);
+    if (explain) out.reason = why_none(c, floor, widest.num_gpus, &out.unsharded);
     return out;
   }
   // The first three counts one by one: the data-parallel communicator and DDP
