@@ -74,6 +74,7 @@ Result<Request> request_from_options(const po::variables_map& vm, std::vector<st
     Result<Geometry> geometry = geometry_from_hf_config(text.value());
     if (!geometry) return geometry.error();
     set_geometry(request, geometry.value());
+    request.model_label = hf_config_label(text.value(), vm["hf-config"].as<std::string>());
   }
   std::optional<ConfigFile> config;
   if (vm.count("config")) {
