@@ -1,8 +1,8 @@
 // Hugging Face config.json -> Geometry. Per-family key names and defaults follow transformers'
-// configuration_{llama,mistral,mixtral,qwen2,qwen3,qwen3_moe,gemma,gemma2,gemma3,gpt2}.py and,
-// read at v4.51.0, configuration_{phi3,granite,olmo2,qwen2_moe,deepseek_v3}.py (deepseek_v2: at
-// v4.57.0, where it was added); the parameters each family's modules hold follow the matching
-// modeling_*.py (cited per family).
+// configuration_{llama,mistral,mixtral,qwen2,qwen3,qwen3_moe,gemma,gemma2,gemma3,gpt2}.py and
+// configuration_{phi3,granite,olmo2,qwen2_moe,deepseek_v2,deepseek_v3}.py (deepseek_v2's read on
+// main at 008e574391258935f3ecc3035c882e73bbcac419); the parameters each family's modules hold
+// follow the matching modeling_*.py (cited per family).
 #include <nlohmann/json.hpp>
 
 #include "trainfit/catalog.h"
