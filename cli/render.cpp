@@ -100,8 +100,8 @@ void host_ram_rows(std::ostream& out, const Config& c, const Breakdown& b) {
 void print_estimate_table(std::ostream& out, const Response& r) {
   const Config& c = r.resolved.config;
   const Breakdown& b = r.breakdown;
-  out << (c.model_name.empty() ? std::string("custom model") : c.model_name) << " on " << c.num_gpus << " x "
-      << c.gpu_name << ", seq " << c.seq_length << ", micro-batch " << c.micro_batch << ", " << to_string(c.precision)
+  out << model_text(c) << " on " << c.num_gpus << " x "
+      << c.gpu_name << ", seq " << c.seq_length << ", micro-batch " << c.micro_batch << ", " << precision_text(c)
       << " " << to_string(c.optimizer) << ", ZeRO-" << c.zero_stage << " (" << to_string(c.sharding)
       << "), recompute " << to_string(c.recompute)
       << (c.recompute_every > 1 ? " every " + std::to_string(c.recompute_every) : std::string())
@@ -209,8 +209,8 @@ void print_models(std::ostream& out, bool json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const ModelPreset& m : model_catalog()) {
       const Geometry& g = m.geometry;
-      list.push_back({{"name", m.name}, {"aliases", m.aliases}, {"description", m.description},
-                      {"parameters", static_cast<long long>(count_parameters(g).total)}, {"num_layers", g.layers},
+      list.push_back({{"name", m.name}, {"aliases", m.aliases}, {"hf_ids", m.hf_ids},
+                      {"description", m.description}, {"parameters", static_cast<long long>(count_parameters(g).total)}, {"num_layers", g.layers},
                       {"hidden_dim", g.hidden}, {"num_heads", g.heads}, {"num_kv_heads", g.kv_heads},
                       {"ffn_hidden", g.ffn}, {"vocab_size", g.vocab}, {"num_experts", g.experts},
                       {"source", m.source}});

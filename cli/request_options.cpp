@@ -112,6 +112,7 @@ Result<Request> request_from_options(const po::variables_map& vm, std::vector<st
       return file_problem("hf-config", path, e.code, e.reason.empty() ? e.message : e.reason);
     }
     set_geometry(request, geometry.value());
+    request.model_label = hf_config_label(text.value(), vm["hf-config"].as<std::string>());
   }
   std::optional<ConfigFile> config;
   if (vm.count("config")) {

@@ -33,7 +33,17 @@ check json 0 '"per_gpu_total_gb"' -- "$bin" estimate --model llama3-8b --gpus 8 
 check csv 0 "^total,per_gpu_total," -- "$bin" estimate --model llama3-8b --gpus 8 --zero 3 --recompute full --format csv
 check stdin 0 "FITS" -- bash -c "echo '{\"model\":\"gpt2\",\"seq_length\":1024}' | '$bin' estimate --request -"
 check seed-request 0 "per_gpu_total_gb" -- bash -c "echo '{\"model_params_b\":8,\"num_gpus\":8,\"gpu_memory_gb\":80,\"micro_batch\":4,\"seq_length\":4096,\"num_layers\":32,\"hidden_dim\":4096,\"precision_bits\":16,\"zero_stage\":3,\"grad_ckpt\":1}' | '$bin' estimate --request - --format json"
-check hf-config 0 "custom model" -- "$bin" estimate --hf-config "$fixtures/hf/llama-3-8b.config.json" --gpus 8 --zero 3
+# An HF config is named by its file (llama-3-8b.config.json), the verdict by the same name.
+check hf-config 0 "^llama-3-8b on 8 x " -- "$bin" estimate --hf-config "$fixtures/hf/llama-3-8b.config.json" --gpus 8 --zero 3
+check hf-config-verdict 0 "^(FITS|OOM): llama-3-8b at seq 4096 needs " -- "$bin" estimate --hf-config "$fixtures/hf/llama-3-8b.config.json" --gpus 8 --zero 3
+check hf-config-label 0 '"model_label": "llama-3-8b"' -- "$bin" estimate --hf-config "$fixtures/hf/llama-3-8b.config.json" --gpus 8 --zero 3 --format json
+# A Hugging Face Hub id names the catalog entry whose config.json it is, in any case.
+check hub-id 0 "^FITS: llama3-8b at seq" -- "$bin" estimate --model meta-llama/Meta-Llama-3-8B --gpus 8 --gpu h100 --zero 3 --recompute full
+check hub-id-case 0 "^FITS: llama3-8b at seq" -- "$bin" estimate --model META-LLAMA/meta-llama-3-8b --gpus 8 --gpu h100 --zero 3 --recompute full
+check hub-id-unknown 2 "model='meta-llama/Meta-Llama-3-8B-Instrukt' is not in the catalog \(did you mean 'meta-llama/Meta-Llama-3-8B-Instruct'\?\)" -- \
+  "$bin" estimate --model meta-llama/Meta-Llama-3-8B-Instrukt
+# DeepSpeed's bf16 is shown as DeepSpeed means it, not as trainfit's regime name.
+check deepspeed-bf16 0 "micro-batch 1, bf16 mixed \(bf16 weights, fp32 master\) " -- "$bin" estimate --model llama3-8b --framework deepspeed --precision bf16 --gpus 8 --zero 3
 check min-gpus 0 "^[0-9]+$" -- "$bin" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpus-per-node 8
 check min-gpus-none 1 "no GPU count fits" -- "$bin" min-gpus --model llama3-70b --zero 0
 # With TP and no --gpus, min-gpus starts from the layout's smallest count; the answer must not

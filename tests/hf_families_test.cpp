@@ -42,6 +42,14 @@ struct Published {
 //   Gemma 1: google/gemma-7b 8,537,680,896 (safetensors total; KerasHub gemma_7b_en "params").
 //   Gemma 2: google/gemma-2-9b 9,241,705,984 (index total_size 18,483,411,968 B bf16);
 //     google/gemma-2-27b-it 27,227,128,320 — safetensors totals.
+//   Phi-3: microsoft/Phi-3-mini-4k-instruct 3,821,079,552 (safetensors total; KerasHub preset
+//     phi3_mini_4k_instruct_en "params": 3821079552).
+//   Granite: ibm-granite/granite-3.1-2b-base 2,533,531,648 (safetensors total of the 3.1 2B
+//     releases, e.g. listed for ibm-granite/granite-3.1-2b-instruct and granite-guardian-3.1-2b).
+//   OLMo 2: allenai/OLMo-2-1124-7B 7,298,617,344 (safetensors {"F32": 7298617344}).
+//   Qwen2-MoE: Qwen/Qwen1.5-MoE-A2.7B 14,315,784,192 (safetensors total; KerasHub preset
+//     qwen1.5_moe_2.7b_en "params": 14315784192).
+//   DeepSeek-V2: deepseek-ai/DeepSeek-V2-Lite 15,706,484,224 (safetensors total, "15.7B").
 //   Gemma 3: google/gemma-3-1b-it 999,885,952 (safetensors total, text only). The 12B and 27B
 //     releases are Gemma3ForConditionalGeneration; trainfit counts their language model, the
 //     safetensors total less the vision tower and projector (checked exactly below).
@@ -57,6 +65,11 @@ const Published kPublished[] = {
     {"gemma-3-1b.config.json", "gemma3-1b", 999885952.0},
     {"gemma-3-12b.config.json", "gemma3-12b", 12187325040.0 - 416866032.0 - 4424832.0},
     {"gemma-3-27b.config.json", "gemma3-27b", 27432406640.0 - 416866032.0 - 6194304.0},
+    {"phi-3-mini-4k-instruct.config.json", "phi3-mini", 3821079552.0},
+    {"granite-3.1-2b-base.config.json", "granite3.1-2b", 2533531648.0},
+    {"olmo-2-1124-7b.config.json", "", 7298617344.0},
+    {"qwen1.5-moe-a2.7b.config.json", "", 14315784192.0},
+    {"deepseek-v2-lite.config.json", "", 15706484224.0},
 };
 
 class HfFamily : public ::testing::TestWithParam<Published> {};
@@ -247,6 +260,92 @@ TEST(HfFamilies, BadValuesNameTheKey) {
   EXPECT_NE(message(moe.dump()).find("num_experts"), std::string::npos);
   // Unknown keys stay ignored; so do the siblings of text_config.
   EXPECT_TRUE(geometry_from_hf_config("{" + qwen3 + R"(,"some_future_key":{"x":[1,2]}})").ok());
+}
+
+// DeepSeek-V3: the published 671B is the main model (DeepSeek-V3 README_WEIGHTS.md: "685B,
+// which includes 671B of the Main Model weights and 14B of the Multi-Token Prediction (MTP)
+// Module weights"; the Hub's safetensors total counts the FP8 scale tensors too). trainfit
+// counts the main model, what transformers' DeepseekV3ForCausalLM builds and trains; the
+// figure is rounded to 1B, so the check is to half of that.
+TEST(HfFamilies, DeepSeekV3IsThePublishedMainModel) {
+  const Geometry g = geometry_of("deepseek-v3.config.json");
+  EXPECT_NEAR(count_parameters(g).total, 671e9, 0.5e9);
+  // The families' features as their config.json states them.
+  EXPECT_EQ(g.kv_lora_rank, 512);
+  EXPECT_EQ(g.q_lora_rank, 1536);
+  EXPECT_EQ(g.head_size(), 128 + 64);  // qk_nope_head_dim + qk_rope_head_dim
+  EXPECT_EQ(g.value_head_size(), 128);
+  EXPECT_EQ(g.dense_layers, 3);        // first_k_dense_replace
+  EXPECT_EQ(g.moe_layers(), 58);
+  EXPECT_EQ(g.shared_ffn, 2048);       // n_shared_experts 1 x moe_intermediate_size
+  Request request;
+  set_geometry(request, g);
+  request.num_gpus = 256;
+  request.zero_stage = 3;
+  Result<Resolved> resolved = resolve(request);
+  ASSERT_TRUE(resolved.ok()) << resolved.error().message;
+  EXPECT_NEAR(estimate(resolved->config).params.total, 671e9, 0.5e9);
+  bool noted = false;
+  for (const std::string& note : resolved->assumptions) noted = noted || note.find("multi-head latent attention") == 0;
+  EXPECT_TRUE(noted);
+}
+
+// DeepSeek-V2-Lite has no query bottleneck (q_lora_rank null: a direct q_proj); with the V2
+// default of 1536 the count would be 26 x (2048x1536 + 1536 + 1536x3072 - 2048x3072) larger.
+TEST(HfFamilies, NullQLoraRankMeansADirectQueryProjection) {
+  const Geometry g = geometry_of("deepseek-v2-lite.config.json");
+  EXPECT_EQ(g.q_lora_rank, 0);
+  EXPECT_EQ(g.kv_heads, g.heads);
+  nlohmann::json doc = nlohmann::json::parse(fixture("deepseek-v2-lite.config.json"));
+  doc.erase("q_lora_rank");
+  Result<Geometry> with_default = geometry_from_hf_config(doc.dump());
+  ASSERT_TRUE(with_default.ok()) << with_default.error().message;
+  EXPECT_EQ(with_default->q_lora_rank, 1536);
+}
+
+// OLMo 2's q/k norms span every head (4096 + 4096 per layer), Qwen3's one head (128 + 128).
+TEST(HfFamilies, Olmo2QkNormsSpanTheProjections) {
+  const Geometry g = geometry_of("olmo-2-1124-7b.config.json");
+  EXPECT_TRUE(g.qk_norm);
+  EXPECT_TRUE(g.qk_norm_full);
+  Geometry per_head = g;
+  per_head.qk_norm_full = false;
+  EXPECT_EQ(count_parameters(g).total - count_parameters(per_head).total, 32.0 * (8192 - 2 * 128));
+}
+
+// Qwen2-MoE: q/k/v biases, a shared expert of shared_expert_intermediate_size and its gate.
+TEST(HfFamilies, Qwen2MoeSharedExpertAndGate) {
+  const Geometry g = geometry_of("qwen1.5-moe-a2.7b.config.json");
+  EXPECT_EQ(g.bias, Bias::kQkv);
+  EXPECT_EQ(g.experts, 60);
+  EXPECT_EQ(g.top_k, 4);
+  EXPECT_EQ(g.shared_ffn, 5632);
+  EXPECT_TRUE(g.shared_expert_gate);
+}
+
+TEST(HfFamilies, BadDeepSeekFieldsAreOneLine) {
+  nlohmann::json doc = nlohmann::json::parse(fixture("deepseek-v3.config.json"));
+  doc["moe_layer_freq"] = 2;
+  Result<Geometry> g = geometry_from_hf_config(doc.dump());
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().field, "hf_config");
+  EXPECT_NE(g.error().message.find("'moe_layer_freq' 2 is not supported; accepted: 1"), std::string::npos) << g.error().message;
+  EXPECT_EQ(g.error().message.find('\n'), std::string::npos);
+}
+
+// The name an HF config is shown by: what the user gave, else the config's own.
+TEST(HfConfigLabel, FileDirectoryNameOrPathModelType) {
+  const std::string phi = fixture("phi-3-mini-4k-instruct.config.json");
+  EXPECT_EQ(hf_config_label(phi, "tests/fixtures/hf/phi-3-mini-4k-instruct.config.json"), "phi-3-mini-4k-instruct");
+  EXPECT_EQ(hf_config_label(phi, "/models/Meta-Llama-3-8B/config.json"), "Meta-Llama-3-8B");
+  EXPECT_EQ(hf_config_label(phi, "my-model.json"), "my-model");
+  // config.json in the working folder, or standard input: the config's _name_or_path.
+  EXPECT_EQ(hf_config_label(phi, "config.json"), "Phi-3-mini-4k-instruct");
+  EXPECT_EQ(hf_config_label(phi, "-"), "Phi-3-mini-4k-instruct");
+  EXPECT_EQ(hf_config_label(R"({"_name_or_path": "meta-llama/Meta-Llama-3-8B", "model_type": "llama"})", "-"),
+            "meta-llama/Meta-Llama-3-8B");
+  EXPECT_EQ(hf_config_label(R"({"_name_or_path": "/raid/ckpt/run7", "model_type": "llama"})", "-"), "run7");
+  EXPECT_EQ(hf_config_label(fixture("olmo-2-1124-7b.config.json"), "-"), "olmo2 (hf config)");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
+#include "trainfit/catalog.h"
 #include "trainfit/json.h"
 
 namespace trainfit {
@@ -131,6 +132,75 @@ TEST(Verdict, OneLineEitherWay) {
   EXPECT_EQ(line.rfind("OOM: llama3-70b at seq 8192 needs ", 0), 0u) << line;
   EXPECT_NE(line.find("on 8 x H100 (79.6 GiB usable); min_gpus_to_fit="), std::string::npos) << line;
   EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+// A custom geometry is named by its label (an HF config's name), else by what it is; never
+// "model at seq ...".
+TEST(Verdict, NamesACustomGeometry) {
+  const std::string geometry = "num_layers=32,hidden_dim=4096,num_heads=32,num_kv_heads=8,ffn_hidden=14336,vocab_size=128256,"
+                               "num_gpus=8,gpu=h100,zero_stage=3,recompute=full";
+  const Response labelled = response_of(geometry + ",model_label=Meta-Llama-3-8B");
+  EXPECT_EQ(verdict(labelled).rfind("FITS: Meta-Llama-3-8B at seq 4096 needs ", 0), 0u) << verdict(labelled);
+  EXPECT_EQ(json::parse(response_to_json(labelled, {}))["config"]["model_label"], "Meta-Llama-3-8B");
+  EXPECT_EQ(json::parse(response_to_json(labelled, {}))["config"]["model"], "");  // the contract's field: no catalog entry
+  const Response bare = response_of(geometry);
+  EXPECT_EQ(verdict(bare).rfind("FITS: custom model (32 layers, hidden 4096) at seq 4096 needs ", 0), 0u) << verdict(bare);
+}
+
+TEST(Request, BadModelLabelIsOneLine) {
+  const Error e = testing::error_of("num_layers=2,hidden_dim=64,num_heads=4,model_label=" + std::string(101, 'x'));
+  EXPECT_EQ(e.field, "model_label");
+  EXPECT_NE(e.message.find("accepted: text of 1 to 100 printable characters"), std::string::npos) << e.message;
+}
+
+// Hub ids (ORG/NAME) name the catalog entry whose config.json they are, in any case; an
+// unknown one gets a did-you-mean over the names and the Hub ids.
+TEST(Catalog, HubIdsFindTheirEntry) {
+  for (const char* id : {"meta-llama/Meta-Llama-3-8B", "meta-llama/llama-3.1-8b", "Qwen/Qwen2.5-7B",
+                         "mistralai/Mixtral-8x7B-v0.1", "openai-community/gpt2"}) {
+    Result<const ModelPreset*> found = find_model(id);
+    ASSERT_TRUE(found.ok()) << id << ": " << found.error().message;
+  }
+  EXPECT_EQ((*find_model("META-LLAMA/META-LLAMA-3-70B"))->name, "llama3-70b");
+  EXPECT_EQ((*find_model("Qwen/Qwen2.5-7B"))->name, "qwen2.5-7b");
+  Result<const ModelPreset*> unknown = find_model("meta-llama/Meta-Llama-3-8B-Instrukt");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kUnknownName);
+  EXPECT_EQ(unknown.error().field, "model");
+  EXPECT_NE(unknown.error().message.find("(did you mean 'meta-llama/Meta-Llama-3-8B-Instruct'?)"), std::string::npos)
+      << unknown.error().message;
+}
+
+// Plain DeepSpeed has no tensor or context parallelism (deepspeed/runtime/pipe: pipeline only;
+// TP/SP come from Megatron-DeepSpeed): its advice offers neither. Megatron offers both.
+TEST(Advice, OffersOnlyWhatTheFrameworkHas) {
+  const std::string oom = "model=llama3-70b,num_gpus=8,gpu=h100,seq_length=8192,zero_stage=3,precision=bf16";
+  const Response deepspeed = response_of(oom + ",framework=deepspeed");
+  ASSERT_FALSE(deepspeed.breakdown.fits);
+  ASSERT_FALSE(deepspeed.advice.empty());
+  for (const Advice& a : deepspeed.advice) {
+    for (const Change& change : a.changes) {
+      EXPECT_NE(change.field, "tensor_parallel") << key_values(a.changes);
+      EXPECT_NE(change.field, "context_parallel") << key_values(a.changes);
+    }
+  }
+  bool tp = false;
+  for (const Advice& a : response_of(oom + ",framework=megatron").advice) tp = tp || a.field() == "tensor_parallel";
+  EXPECT_TRUE(tp);
+  EXPECT_FALSE(parallelism_of(Framework::kDeepSpeed).tensor);
+  EXPECT_TRUE(parallelism_of(Framework::kDeepSpeed).pipeline);
+}
+
+// DeepSpeed's "bf16" is bf16 mixed precision (bf16 weights, fp32 master: its bf16 section),
+// shown so; trainfit's regime name stays in config.precision (the API contract).
+TEST(Precision, ShownAsTheFrameworkMeansIt) {
+  const Response r = response_of("model=llama3-8b,num_gpus=8,gpu=h100,zero_stage=3,framework=deepspeed,precision=bf16");
+  EXPECT_EQ(precision_text(r.resolved.config), "bf16 mixed (bf16 weights, fp32 master)");
+  const json config = json::parse(response_to_json(r, {}))["config"];
+  EXPECT_EQ(config["precision"], "fp16-amp");
+  EXPECT_EQ(config["precision_label"], "bf16 mixed (bf16 weights, fp32 master)");
+  EXPECT_EQ(precision_text(response_of("model=llama3-8b,num_gpus=8,gpu=h100,zero_stage=3,precision=bf16-amp").resolved.config),
+            "bf16-amp");
 }
 
 TEST(ErrorJson, NamesCodeFieldAndMessage) {

@@ -206,6 +206,40 @@ TEST_F(SiteCatalog, ModelProblemsNameTheField) {
   }
 }
 
+// hf_ids (docs/site.md): Hub ids name the entry like aliases, case-insensitively; a malformed
+// one is one problem naming the field, the value and the Hub's id form; one that is already
+// another entry's spelling is an inconsistency at the site entry.
+TEST_F(SiteCatalog, HubIdsNameTheEntryAndAreValidated) {
+  const CatalogSet good = merge_catalogs(
+      {}, {{"m.json", "{\"models\": [{\"name\": \"acme-13b\", \"hf_ids\": [\"acme/Acme-13B\"], \"layers\": 40,"
+                      " \"hidden\": 5120, \"heads\": 40, \"kv_heads\": 8, \"ffn\": 13824, \"vocab\": 64000}]}"}});
+  ASSERT_TRUE(good.problems.empty()) << joined(good.problems);
+  ASSERT_TRUE(install_catalogs(good));
+  Result<const ModelPreset*> model = find_model("ACME/acme-13b");
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ((*model)->name, "acme-13b");
+  install_builtin_catalogs();
+
+  const CatalogSet bad = merge_catalogs(
+      {}, {{"m.json",
+            "{\"models\": [\n"
+            " {\"name\": \"m1\", \"layers\": 2, \"hidden\": 64, \"heads\": 4, \"ffn\": 128, \"vocab\": 100,\n"
+            "  \"hf_ids\": [\"no-slash\"]},\n"
+            " {\"name\": \"m2\", \"layers\": 2, \"hidden\": 64, \"heads\": 4, \"ffn\": 128, \"vocab\": 100,\n"
+            "  \"hf_ids\": [\"Meta-Llama/meta-llama-3-8b\"]}\n"
+            "]}"}});
+  ASSERT_EQ(bad.problems.size(), 2u) << joined(bad.problems);
+  const Error* malformed = problem_at(bad.problems, 3, "hf_ids");
+  ASSERT_NE(malformed, nullptr) << joined(bad.problems);
+  EXPECT_EQ(malformed->code, ErrorCode::kInvalidValue);
+  EXPECT_NE(malformed->message.find("hf_ids entry 'no-slash' is not valid; accepted: a Hugging Face Hub id ORG/NAME"),
+            std::string::npos) << malformed->message;
+  EXPECT_EQ(malformed->message.find('\n'), std::string::npos);
+  // llama3-8b's built-in Hub id, in another case: the same spelling.
+  EXPECT_TRUE(has(bad.problems, "the spelling 'meta-llama/meta-llama-3-8b' already names model 'llama3-8b'"))
+      << joined(bad.problems);
+}
+
 // Lookups while catalogs are swapped (what slurmctld's RPC threads do during a reload):
 // every lookup sees one whole catalog, the old or the new, and a pointer taken before a
 // swap stays valid. Meaningful under the sanitizer builds; here it must not crash.

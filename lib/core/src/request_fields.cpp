@@ -41,7 +41,8 @@ const std::vector<Row>& rows() {
       {{"zero_stage", "zero", FieldKind::kInt, "0|1|2|3", "ZeRO stage", FieldGroup::kParallelism}, &Request::zero_stage},
       {{"grad_ckpt", "grad-ckpt", FieldKind::kInt, "0|1", "activation checkpointing (1 = full recompute)", FieldGroup::kTraining}, &Request::grad_ckpt},
       // geometry
-      {{"model", "model", FieldKind::kString, "a catalog name (trainfit models)", "model preset; fills the geometry", FieldGroup::kModel}, &Request::model},
+      {{"model", "model", FieldKind::kString, "a catalog name or Hugging Face Hub id, ORG/NAME (trainfit models)", "model preset; fills the geometry", FieldGroup::kModel}, &Request::model},
+      {{"model_label", "model-label", FieldKind::kString, "text of 1 to 100 printable characters", "name shown for a custom geometry (--hf-config sets it from the file)", FieldGroup::kModel}, &Request::model_label},
       {{"num_heads", "heads", FieldKind::kInt, "integer >= 1 dividing hidden_dim", "attention heads", FieldGroup::kModel}, &Request::num_heads},
       {{"num_kv_heads", "kv-heads", FieldKind::kInt, "integer >= 1 dividing num_heads", "key/value heads (GQA)", FieldGroup::kModel}, &Request::num_kv_heads},
       {{"ffn_hidden", "ffn", FieldKind::kInt, "integer >= 1", "MLP intermediate size", FieldGroup::kModel}, &Request::ffn_hidden},
@@ -58,6 +59,14 @@ const std::vector<Row>& rows() {
       {{"head_dim", "head-dim", FieldKind::kInt, "integer >= 1", "attention head size when not hidden_dim/num_heads", FieldGroup::kModel}, &Request::head_dim},
       {{"qk_norm", "qk-norm", FieldKind::kBool, "true|false", "RMSNorm on queries and keys (Qwen3, Gemma 3)", FieldGroup::kModel}, &Request::qk_norm},
       {{"sandwich_norm", "sandwich-norm", FieldKind::kBool, "true|false", "extra norms after attention and MLP (Gemma 2/3)", FieldGroup::kModel}, &Request::sandwich_norm},
+      {{"qk_norm_full", "qk-norm-full", FieldKind::kBool, "true|false", "the q/k norms span all heads, heads x head_dim (OLMo 2)", FieldGroup::kModel}, &Request::qk_norm_full},
+      {{"kv_lora_rank", "kv-lora-rank", FieldKind::kInt, "integer >= 1", "multi-head latent attention: the key/value latent size (DeepSeek-V2/V3; head_dim = q/k head)", FieldGroup::kModel}, &Request::kv_lora_rank},
+      {{"q_lora_rank", "q-lora-rank", FieldKind::kInt, "integer >= 0", "multi-head latent attention: the query bottleneck (0 = a direct q projection)", FieldGroup::kModel}, &Request::q_lora_rank},
+      {{"rope_head_dim", "rope-head-dim", FieldKind::kInt, "integer >= 1 and < head_dim", "multi-head latent attention: the rotary part of each q/k head", FieldGroup::kModel}, &Request::rope_head_dim},
+      {{"v_head_dim", "v-head-dim", FieldKind::kInt, "integer >= 1", "multi-head latent attention: the value head size (default head_dim)", FieldGroup::kModel}, &Request::v_head_dim},
+      {{"shared_ffn_hidden", "shared-ffn", FieldKind::kInt, "integer >= 0", "MoE shared experts' intermediate size, all together (0 = none)", FieldGroup::kModel}, &Request::shared_ffn_hidden},
+      {{"shared_expert_gate", "shared-expert-gate", FieldKind::kBool, "true|false", "a sigmoid gate on the shared expert (Qwen2-MoE)", FieldGroup::kModel}, &Request::shared_expert_gate},
+      {{"dense_layers", "dense-layers", FieldKind::kInt, "integer >= 0 and < num_layers", "MoE: the first layers keep a dense MLP of ffn_hidden (DeepSeek)", FieldGroup::kModel}, &Request::dense_layers},
       // the framework whose words the request uses
       {{"framework", "framework", FieldKind::kString, "generic|hf|deepspeed|torchtune|torchtitan|megatron|litgpt|custom", "training framework: its words (precision, recompute) mean what they mean there, and its defaults fill the rest", FieldGroup::kTraining}, &Request::framework},
       {{"framework_version", "framework-version", FieldKind::kString, "a release number, e.g. 4.45 or 5.2 (hf: transformers)", "the framework release whose conventions apply (default: the newest modelled)", FieldGroup::kTraining}, &Request::framework_version},
@@ -266,6 +275,16 @@ void set_geometry(Request& request, const Geometry& g) {
   if (g.head_dim > 0) request.head_dim = g.head_dim;
   if (g.qk_norm) request.qk_norm = true;
   if (g.sandwich_norm) request.sandwich_norm = true;
+  if (g.qk_norm_full) request.qk_norm_full = true;
+  if (g.kv_lora_rank > 0) {
+    request.kv_lora_rank = g.kv_lora_rank;
+    request.q_lora_rank = g.q_lora_rank;
+    request.rope_head_dim = g.rope_head_dim;
+  }
+  if (g.v_head_dim > 0) request.v_head_dim = g.v_head_dim;
+  if (g.experts > 0 && g.shared_ffn > 0) request.shared_ffn_hidden = g.shared_ffn;
+  if (g.experts > 0 && g.shared_expert_gate) request.shared_expert_gate = true;
+  if (g.experts > 0 && g.dense_layers > 0) request.dense_layers = g.dense_layers;
   if (g.experts > 0) {
     request.experts_per_token = g.top_k;
     request.moe_ffn_hidden = g.moe_ffn;

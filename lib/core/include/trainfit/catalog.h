@@ -14,6 +14,7 @@ namespace trainfit {
 struct ModelPreset {
   std::string name;
   std::vector<std::string> aliases;
+  std::vector<std::string> hf_ids;  // Hugging Face Hub ids (ORG/NAME) whose config.json is this geometry
   std::string description;
   std::string source;
   Geometry geometry;
@@ -89,6 +90,10 @@ TRAINFIT_API std::vector<std::string> gpu_spellings(const GpuSpec& gpu);
 
 // Reads a Hugging Face config.json (text) into a geometry.
 TRAINFIT_API Result<Geometry> geometry_from_hf_config(const std::string& json_text);
+// The name an HF config's model is shown by: the directory (path .../NAME/config.json) or file
+// (NAME.config.json, NAME.json) the user gave, else its "_name_or_path", else
+// "<model_type> (hf config)". path may be "" or "-" (standard input).
+TRAINFIT_API std::string hf_config_label(const std::string& json_text, const std::string& path);
 
 // Closest candidate by edit distance, "" when nothing is close.
 TRAINFIT_API std::string did_you_mean(const std::string& word,

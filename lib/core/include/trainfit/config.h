@@ -3,6 +3,7 @@
 // the estimator core only ever sees a Config.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -77,7 +78,21 @@ struct Geometry {
   int64_t head_dim = 0;           // 0 = hidden / heads
   bool qk_norm = false;           // q and k RMSNorm weights (head_dim each)
   bool sandwich_norm = false;     // post-attention and post-MLP norms (Gemma 2/3)
+  bool qk_norm_full = false;      // the q and k norms span the whole projection, heads x head_dim (OLMo 2)
+  // Multi-head latent attention (DeepSeek-V2/V3, modeling_deepseek_v3.py DeepseekV3Attention):
+  // head_dim is the q/k head (qk_nope_head_dim + qk_rope_head_dim), kv_heads = heads.
+  int64_t kv_lora_rank = 0;       // the compressed key/value latent; 0 = no MLA
+  int64_t q_lora_rank = 0;        // the query's low-rank bottleneck; 0 = a direct q projection
+  int64_t rope_head_dim = 0;      // the rotary part of each q/k head; k's is one, shared by the heads
+  int64_t v_head_dim = 0;         // the value head size; 0 = head_size()
+  // MoE extras: shared experts beside the routed ones, dense layers before the MoE ones.
+  int64_t shared_ffn = 0;         // all shared experts' intermediate size together; 0 = none
+  bool shared_expert_gate = false;  // a sigmoid gate (h x 1) scales the shared expert (Qwen2-MoE)
+  int64_t dense_layers = 0;       // the first layers keep a dense MLP of ffn (DeepSeek first_k_dense_replace)
   int64_t head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  int64_t value_head_size() const { return v_head_dim > 0 ? v_head_dim : head_size(); }
+  // Layers with routed experts (the others are dense).
+  int64_t moe_layers() const { return experts > 0 ? layers - std::min(dense_layers, layers) : 0; }
 };
 
 // GPUs per node when a request does not say, as trainfit.conf's default: the 8-GPU
@@ -87,6 +102,7 @@ constexpr int64_t kDefaultGpusPerNode = 8;
 struct Config {
   Geometry geo;
   std::string model_name;   // catalog name or "" for a custom geometry
+  std::string model_label;  // a custom geometry's name (model_label; an HF config's), else ""
   // Step shape
   int64_t num_gpus = 1;
   int64_t micro_batch = 1;
@@ -94,6 +110,7 @@ struct Config {
   int64_t num_microbatches = 1;  // micro-batches per step (gradient accumulation / pipeline)
   // Numerics
   Precision precision = Precision::kBf16Amp;
+  std::string precision_label;  // the framework's word as it means it ("" = to_string(precision))
   Optimizer optimizer = Optimizer::kAdamW;
   OptimizerImpl optimizer_impl = OptimizerImpl::kForeach;
   bool fp32_grads = false;
@@ -160,7 +177,20 @@ TRAINFIT_API Result<Resolved> resolve(const Request& request);
 // min-GPU search and sweeps vary; the error's field is num_gpus or seq_length.
 TRAINFIT_API Result<bool> check_layout(const Config& config);
 
+// The model as the output names it: the catalog name, the custom geometry's label, else
+// "custom model (L layers, hidden H)".
+TRAINFIT_API std::string model_text(const Config& config);
 TRAINFIT_API const char* to_string(Precision value);
+// The precision as the user asked for it: the framework's word in words, else to_string().
+TRAINFIT_API std::string precision_text(const Config& config);
+
+// The parallelism a framework offers by itself (presets.cpp's table): advice proposes only these.
+struct FrameworkParallelism {
+  bool tensor = true;
+  bool context = true;
+  bool pipeline = true;
+};
+TRAINFIT_API FrameworkParallelism parallelism_of(Framework framework);
 TRAINFIT_API const char* to_string(Optimizer value);
 TRAINFIT_API const char* to_string(OptimizerImpl value);
 TRAINFIT_API const char* to_string(Recompute value);

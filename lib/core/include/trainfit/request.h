@@ -29,6 +29,7 @@ struct Request {
   std::optional<int64_t> grad_ckpt;
   // --- geometry ---
   std::optional<std::string> model;
+  std::optional<std::string> model_label;  // the name shown for a custom geometry (an HF config's)
   std::optional<int64_t> num_heads;
   std::optional<int64_t> num_kv_heads;
   std::optional<int64_t> ffn_hidden;
@@ -45,6 +46,14 @@ struct Request {
   std::optional<int64_t> head_dim;     // when not hidden_dim / num_heads (Mistral-NeMo, Gemma, Qwen3)
   std::optional<bool> qk_norm;         // RMSNorm on queries and keys (Qwen3, Gemma 3)
   std::optional<bool> sandwich_norm;   // norms after attention and MLP too (Gemma 2/3)
+  std::optional<bool> qk_norm_full;    // q/k norms over the whole projection (OLMo 2)
+  std::optional<int64_t> kv_lora_rank;   // multi-head latent attention (DeepSeek-V2/V3)
+  std::optional<int64_t> q_lora_rank;
+  std::optional<int64_t> rope_head_dim;
+  std::optional<int64_t> v_head_dim;
+  std::optional<int64_t> shared_ffn_hidden;  // MoE shared experts, intermediate size together
+  std::optional<bool> shared_expert_gate;
+  std::optional<int64_t> dense_layers;       // MoE: leading dense layers
   // --- the framework whose words the request uses (presets.cpp) ---
   std::optional<std::string> framework;
   std::optional<std::string> framework_version;  // the release used, e.g. "4.45" (transformers)

@@ -40,6 +40,12 @@ std::vector<GpuSpec> load_gpus() {
   return out;
 }
 
+std::vector<std::string> hub_ids(const ModelPreset& model) { return model.hf_ids; }
+std::vector<std::string> hub_ids(const GpuSpec&) { return {}; }
+
+// Names, aliases and Hub ids are matched case-insensitively (the Hub's own resolution ignores
+// case too: huggingface.co/meta-llama/meta-llama-3-8b redirects); an unknown ORG/NAME gets its
+// did-you-mean from the short names and the Hub ids alike.
 template <typename Entry>
 Result<const Entry*> find_in(const std::vector<Entry>& catalog, const std::string& name,
                              const char* field, const char* listing_command) {
@@ -51,6 +57,10 @@ Result<const Entry*> find_in(const std::vector<Entry>& catalog, const std::strin
       if (lower(alias) == wanted) return &entry;
     }
     candidates.push_back(entry.name);
+    for (const std::string& id : hub_ids(entry)) {
+      if (lower(id) == wanted) return &entry;
+      candidates.push_back(id);
+    }
   }
   const std::string hint = did_you_mean(wanted, candidates);
   return make_error(ErrorCode::kUnknownName, field,

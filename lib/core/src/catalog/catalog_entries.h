@@ -54,11 +54,27 @@ inline std::vector<std::string> strings_of(const nlohmann::json& entry, const ch
   return out;
 }
 
+// A Hugging Face Hub repository id as the Hub accepts it: ORG/NAME, each part 1 to 96
+// characters from A-Z a-z 0-9 . _ - (huggingface_hub utils/_validators.py validate_repo_id).
+inline bool valid_hf_id(const std::string& id) {
+  const size_t slash = id.find('/');
+  if (slash == std::string::npos || id.find('/', slash + 1) != std::string::npos) return false;
+  const auto part_ok = [](const std::string& part) {
+    if (part.empty() || part.size() > 96 || part.front() == '.' || part.front() == '-' || part.find("..") != std::string::npos) return false;
+    for (char c : part) {
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')) return false;
+    }
+    return true;
+  };
+  return part_ok(id.substr(0, slash)) && part_ok(id.substr(slash + 1));
+}
+
 // Throws (nlohmann) on a missing required field or a wrong type: callers catch.
 inline ModelPreset model_from(const nlohmann::json& m) {
   ModelPreset p;
   p.name = m.at("name").get<std::string>();
   p.aliases = strings_of(m, "aliases");
+  p.hf_ids = strings_of(m, "hf_ids");
   p.description = m.value("description", "");
   p.source = m.value("source", "");
   Geometry& g = p.geometry;

@@ -81,7 +81,7 @@ std::string shown(const json& value) {
 
 struct Field {
   const char* name;
-  enum Kind { kName, kNames, kText, kCount, kBool, kNumber, kMlp, kNorm, kBias, kArchitecture } kind;
+  enum Kind { kName, kNames, kHfIds, kText, kCount, kBool, kNumber, kMlp, kNorm, kBias, kArchitecture } kind;
   bool required;
   double min, max;  // for kCount and kNumber
 };
@@ -106,6 +106,7 @@ const std::vector<Field>& model_fields() {
   static const std::vector<Field> fields = {
       {"name", Field::kName, true, 0, 0},
       {"aliases", Field::kNames, false, 0, 0},
+      {"hf_ids", Field::kHfIds, false, 0, 0},
       {"description", Field::kText, false, 0, 0},
       {"source", Field::kText, false, 0, 0},
       {"layers", Field::kCount, true, 1, 100000},
@@ -170,6 +171,16 @@ Result<bool> check_field(const Field& f, const json& v) {
         if (!item.is_string() || trim(item.get<std::string>()).empty() || item.get<std::string>().size() > 128) {
           return make_error(ErrorCode::kInvalidValue, f.name, std::string(f.name) + " entry '" + shown(item) +
                                                                  "' is not valid; accepted: a non-empty string of at most 128 characters");
+        }
+      }
+      return true;
+    case Field::kHfIds:
+      if (!v.is_array()) return bad("an array of Hugging Face Hub ids (ORG/NAME)");
+      for (const json& item : v) {
+        if (!item.is_string() || !catalog_entries::valid_hf_id(item.get<std::string>())) {
+          return make_error(ErrorCode::kInvalidValue, f.name, std::string(f.name) + " entry '" + shown(item) +
+                                                                 "' is not valid; accepted: a Hugging Face Hub id ORG/NAME, each "
+                                                                 "part 1 to 96 characters from A-Z a-z 0-9 . _ -");
         }
       }
       return true;
@@ -417,6 +428,7 @@ std::vector<std::string> spellings_of(const GpuSpec& gpu) {
 std::vector<std::string> spellings_of(const ModelPreset& model) {
   std::vector<std::string> out = {lower(trim(model.name))};
   for (const std::string& alias : model.aliases) out.push_back(lower(trim(alias)));
+  for (const std::string& id : model.hf_ids) out.push_back(lower(trim(id)));
   return out;
 }
 

@@ -157,7 +157,7 @@ void advice(JsonWriter& w, const Response& r) {
 }
 
 void config_model(JsonWriter& w, const Config& c) {
-  w.key("model").string(c.model_name).key("framework").string(to_string(c.framework));
+  w.key("model").string(c.model_name).key("model_label").string(c.model_label).key("framework").string(to_string(c.framework));
   w.key("framework_version").string(c.framework_version);
   w.key("num_layers").integer(c.geo.layers).key("hidden_dim").integer(c.geo.hidden);
   w.key("num_heads").integer(c.geo.heads).key("num_kv_heads").integer(c.geo.kv_heads);
@@ -167,7 +167,8 @@ void config_model(JsonWriter& w, const Config& c) {
 }
 
 void config_training(JsonWriter& w, const Config& c) {
-  w.key("precision").string(to_string(c.precision)).key("optimizer").string(to_string(c.optimizer));
+  w.key("precision").string(to_string(c.precision)).key("precision_label").string(precision_text(c));
+  w.key("optimizer").string(to_string(c.optimizer));
   w.key("optimizer_impl").string(to_string(c.optimizer_impl)).key("recompute").string(to_string(c.recompute));
   w.key("attention").string(to_string(c.attention)).key("ops").string(to_string(c.ops));
   w.key("loss").string(to_string(c.loss)).key("logits_fp32").boolean(c.logits_fp32);

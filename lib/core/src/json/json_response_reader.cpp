@@ -81,6 +81,7 @@ void read_breakdown(const json& j, Response& r) {
 
 void read_config_model(const json& c, Config& out) {
   out.model_name = text(c, "model");
+  out.model_label = c.value("model_label", std::string());
   out.framework = enum_named<Framework>(text(c, "framework"));
   out.framework_version = c.value("framework_version", std::string());
   out.geo.layers = integer(c, "num_layers");
@@ -98,6 +99,8 @@ void read_config_model(const json& c, Config& out) {
 
 void read_config_training(const json& c, Config& out) {
   out.precision = enum_named<Precision>(text(c, "precision"));
+  out.precision_label = c.value("precision_label", std::string());
+  if (out.precision_label == to_string(out.precision)) out.precision_label.clear();
   out.optimizer = enum_named<Optimizer>(text(c, "optimizer"));
   out.optimizer_impl = enum_named<OptimizerImpl>(text(c, "optimizer_impl"));
   out.recompute = enum_named<Recompute>(text(c, "recompute"));

@@ -48,9 +48,14 @@ double mlp_bytes_per_token(const Config& c) {
   if (g.experts == 0) return dense(static_cast<double>(g.ffn));
   // MoE (llm-analysis MoE activations; Megatron-LM#1784): fp32 router probabilities,
   // k dispatched copies of each token (expert input), the expert MLP for k tokens,
-  // and k expert outputs kept for the weighted combine.
+  // and k expert outputs kept for the weighted combine; a shared expert is a dense MLP every
+  // token runs through (Qwen2MoeSparseMoeBlock, DeepseekV3MoE).
   const double h = static_cast<double>(g.hidden), k = static_cast<double>(g.top_k);
-  return 4.0 * static_cast<double>(g.experts) + k * Ain * h + k * dense(static_cast<double>(g.moe_ffn)) + k * A * h;
+  const double moe = 4.0 * static_cast<double>(g.experts) + k * Ain * h + k * dense(static_cast<double>(g.moe_ffn)) +
+                     k * A * h + (g.shared_ffn > 0 ? dense(static_cast<double>(g.shared_ffn)) : 0.0);
+  // Leading dense layers (DeepSeek first_k_dense_replace): the mean over the model's layers.
+  const double layers = static_cast<double>(g.layers), moe_layers = static_cast<double>(g.moe_layers());
+  return (moe_layers * moe + (layers - moe_layers) * dense(static_cast<double>(g.ffn))) / layers;
 }
 
 // How many low-precision copies of the two norm outputs the GEMMs save. Under autocast
@@ -105,12 +110,21 @@ double core_attention_bytes(const Config& c) {
 double attention_interior_bytes(const Config& c, Recompute mode) {
   const Geometry& g = c.geo;
   const double T = tokens(c), t = static_cast<double>(c.tp), A = act_bytes(c);
-  const double d = static_cast<double>(g.head_size());
+  const double d = static_cast<double>(g.head_size()), dv = static_cast<double>(g.value_head_size());
   const double q = static_cast<double>(g.heads) * d;
-  const double kv_native = std::ceil(static_cast<double>(g.kv_heads) / t) * d;
+  const double kv_heads_here = std::ceil(static_cast<double>(g.kv_heads) / t);
   // HF eager attention materializes K and V repeated to every query head (repeat_kv).
-  const double kv = (c.ops == Ops::kEager && c.attention == Attention::kEager) ? q / t : kv_native;
-  double bytes = (A * q / t + 2.0 * A * kv) * T;
+  const bool repeated = c.ops == Ops::kEager && c.attention == Attention::kEager;
+  const double k = repeated ? q / t : kv_heads_here * d;
+  const double v = repeated ? static_cast<double>(g.heads) * dv / t : kv_heads_here * dv;
+  double bytes = (A * q / t + A * k + A * v) * T;
+  // Latent attention (modeling_deepseek_v3.py DeepseekV3Attention.forward) also keeps each
+  // latent's norm input and output (q_a_layernorm, kv_a_layernorm: q_b_proj's and kv_b_proj's
+  // inputs) and the rotary key part; they are whole on every TP rank.
+  if (g.kv_lora_rank > 0) {
+    bytes += A * (2.0 * static_cast<double>(g.q_lora_rank) + 2.0 * static_cast<double>(g.kv_lora_rank) +
+                  static_cast<double>(g.rope_head_dim)) * T;
+  }
   // Flash attention keeps only the fp32 log-sum-exp per head (FlashAttention-2, arXiv 2307.08691).
   if (c.attention == Attention::kFlash) bytes += 4.0 * static_cast<double>(g.heads) / t * T;
   if (mode == Recompute::kNone) bytes += core_attention_bytes(c);  // selective drops exactly this
@@ -126,7 +140,6 @@ double layer_bytes(const Config& c, Recompute mode) {
   if (mode == Recompute::kFull) return R * T * h / r;  // only the layer input (Korthikanti: 2sbh, /t with SP)
   if (mode == Recompute::kOp) return op_level_bytes(c);
 
-  const double q = static_cast<double>(g.heads * g.head_size());  // query width: h unless head_dim is set
   const double mask = g.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
   // A frozen base (LoRA) saves no linear's input: backward needs only dX = dY·W. Its
   // norms keep no normalized tensor (saved for the weight's gradient only); the adapters
@@ -138,7 +151,8 @@ double layer_bytes(const Config& c, Recompute mode) {
   // two norms, QKV input and MLP input (norm outputs), two dropout masks.
   double bytes = (2.0 * norm + gemm_inputs + 2.0 * mask * h) * T / r;
   bytes += attention_interior_bytes(c, mode);
-  if (!frozen) bytes += Ain * q / t * T;  // the output projection's input
+  // The output projection's input: heads x the value head size.
+  if (!frozen) bytes += Ain * static_cast<double>(g.heads * g.value_head_size()) / t * T;
   bytes += mlp_bytes_per_token(c) * T;
   if (frozen && g.experts == 0) bytes -= Ain * static_cast<double>(g.ffn) / t * T;  // down's input, for its weight only
   return bytes + adapter_activation_bytes(c) + nf4_saved_inputs_bytes(c);

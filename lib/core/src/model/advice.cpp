@@ -67,14 +67,16 @@ std::vector<Candidate> candidates_for(const Config& c) {
       x.recompute_every = 1;
     });
   }
-  for (int64_t tp = c.tp * 2; tp <= 8 * c.tp && tp <= 64; tp *= 2) {
+  // Only the parallelism the framework offers by itself (presets.cpp kParallelism).
+  const FrameworkParallelism offers = parallelism_of(c.framework);
+  for (int64_t tp = c.tp * 2; offers.tensor && tp <= 8 * c.tp && tp <= 64; tp *= 2) {
     add("tensor_parallel", std::to_string(tp), [tp](Config& x) {
       x.tp = tp;
       x.sp = true;
       x.num_gpus = std::max(x.num_gpus, tp * x.pp * x.cp);
     }, "sequence_parallel");
   }
-  for (int64_t cp = c.cp * 2; cp <= 8 * c.cp; cp *= 2) {
+  for (int64_t cp = c.cp * 2; offers.context && cp <= 8 * c.cp; cp *= 2) {
     add("context_parallel", std::to_string(cp), [cp](Config& x) {
       x.cp = cp;
       x.num_gpus = std::max(x.num_gpus, x.tp * x.pp * cp);

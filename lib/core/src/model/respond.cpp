@@ -44,7 +44,7 @@ namespace {
 
 // The prediction up to "GiB usable", the parenthesis left open for what follows.
 std::string needs_open(const Config& c, const Breakdown& b) {
-  return (c.model_name.empty() ? std::string("model") : c.model_name) + " at seq " + std::to_string(c.seq_length) +
+  return model_text(c) + " at seq " + std::to_string(c.seq_length) +
          " needs " + format_gib(b.per_gpu_total) + " GiB per GPU on " + std::to_string(c.num_gpus) + " x " +
          gpu_label(c) + " (" + format_gib(b.capacity) + " GiB usable";
 }

@@ -71,6 +71,12 @@ Result<bool> resolve_geometry(const Request& r, Config* config, Notes* notes_out
     if (!preset) return preset.error();
     g = (*preset)->geometry;
     c.model_name = (*preset)->name;
+  } else if (r.model_label) {
+    const std::string& label = *r.model_label;
+    bool printable = !label.empty() && label.size() <= 100;
+    for (char ch : label) printable = printable && static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7f;
+    if (!printable) return invalid("model_label", "'" + label.substr(0, 40) + "'", "text of 1 to 100 printable characters");
+    c.model_label = label;
   }
   if (!take_int(r.num_layers, "num_layers", 1, 100000, &g.layers, &e) ||
       !take_int(r.hidden_dim, "hidden_dim", 1, kMaxDim, &g.hidden, &e) ||
@@ -83,6 +89,12 @@ Result<bool> resolve_geometry(const Request& r, Config* config, Notes* notes_out
       !take_int(r.experts_per_token, "experts_per_token", 1, 65536, &g.top_k, &e) ||
       !take_int(r.moe_ffn_hidden, "moe_ffn_hidden", 1, int64_t{1} << 24, &g.moe_ffn, &e) ||
       !take_int(r.head_dim, "head_dim", 1, kMaxDim, &g.head_dim, &e) ||
+      !take_int(r.kv_lora_rank, "kv_lora_rank", 1, kMaxDim, &g.kv_lora_rank, &e) ||
+      !take_int(r.q_lora_rank, "q_lora_rank", 0, kMaxDim, &g.q_lora_rank, &e) ||
+      !take_int(r.rope_head_dim, "rope_head_dim", 1, kMaxDim, &g.rope_head_dim, &e) ||
+      !take_int(r.v_head_dim, "v_head_dim", 1, kMaxDim, &g.v_head_dim, &e) ||
+      !take_int(r.shared_ffn_hidden, "shared_ffn_hidden", 0, int64_t{1} << 24, &g.shared_ffn, &e) ||
+      !take_int(r.dense_layers, "dense_layers", 0, 100000, &g.dense_layers, &e) ||
       !take_enum(r.mlp, "mlp", kMlps, &g.mlp, &e) || !take_enum(r.norm, "norm", kNorms, &g.norm, &e) ||
       !take_enum(r.bias, "bias", kBiases, &g.bias, &e)) {
     return e;
@@ -91,6 +103,8 @@ Result<bool> resolve_geometry(const Request& r, Config* config, Notes* notes_out
   if (r.dropout) g.dropout = *r.dropout;
   if (r.qk_norm) g.qk_norm = *r.qk_norm;
   if (r.sandwich_norm) g.sandwich_norm = *r.sandwich_norm;
+  if (r.qk_norm_full) g.qk_norm_full = *r.qk_norm_full;
+  if (r.shared_expert_gate) g.shared_expert_gate = *r.shared_expert_gate;
   if (r.model_params_b) {
     if (!(*r.model_params_b > 0 && *r.model_params_b <= 100000)) {
       return invalid("model_params_b", num(*r.model_params_b), "number > 0 and <= 100000 (billions)");
@@ -109,6 +123,32 @@ Result<bool> resolve_geometry(const Request& r, Config* config, Notes* notes_out
   if (g.heads % g.kv_heads != 0) {
     return invalid("num_kv_heads", std::to_string(g.kv_heads), "a divisor of num_heads=" + std::to_string(g.heads));
   }
+  if (g.kv_lora_rank > 0) {
+    // MLA decompresses a key and a value per query head (DeepseekV3Attention kv_b_proj).
+    if (r.num_kv_heads && *r.num_kv_heads != g.heads) {
+      return invalid("num_kv_heads", std::to_string(*r.num_kv_heads),
+                     "num_heads=" + std::to_string(g.heads) + " with kv_lora_rank (latent attention has a key and value per head)");
+    }
+    g.kv_heads = g.heads;
+    if (g.rope_head_dim == 0 || g.rope_head_dim >= g.head_size()) {
+      return invalid("rope_head_dim", std::to_string(g.rope_head_dim),
+                     "an integer from 1 to head_dim-1=" + std::to_string(g.head_size() - 1) + " with kv_lora_rank");
+    }
+    notes.push_back("multi-head latent attention: parameters per modeling_deepseek_v3.py DeepseekV3Attention; "
+                    "activations keep q, k and v per head after decompression and the two latents with their norms");
+  } else if (g.q_lora_rank > 0 || g.rope_head_dim > 0 || g.v_head_dim > 0) {
+    const char* field = g.q_lora_rank > 0 ? "q_lora_rank" : g.rope_head_dim > 0 ? "rope_head_dim" : "v_head_dim";
+    const int64_t value = g.q_lora_rank > 0 ? g.q_lora_rank : g.rope_head_dim > 0 ? g.rope_head_dim : g.v_head_dim;
+    return invalid(field, std::to_string(value), "unset without kv_lora_rank (it describes multi-head latent attention)");
+  }
+  if (g.experts == 0 && (g.shared_ffn > 0 || g.dense_layers > 0 || g.shared_expert_gate)) {
+    const char* field = g.shared_ffn > 0 ? "shared_ffn_hidden" : g.dense_layers > 0 ? "dense_layers" : "shared_expert_gate";
+    return invalid(field, field == std::string("shared_expert_gate") ? "true" : std::to_string(g.shared_ffn > 0 ? g.shared_ffn : g.dense_layers),
+                   "0/false without num_experts (they describe a mixture of experts)");
+  }
+  if (g.dense_layers >= g.layers && g.experts > 0) {
+    return invalid("dense_layers", std::to_string(g.dense_layers), "an integer from 0 to num_layers-1=" + std::to_string(g.layers - 1));
+  }
   if (g.experts > 0) {
     if (g.top_k == 0) g.top_k = 2;
     if (g.moe_ffn == 0) g.moe_ffn = g.ffn;
@@ -122,3 +162,13 @@ Result<bool> resolve_geometry(const Request& r, Config* config, Notes* notes_out
 }
 
 }  // namespace trainfit::resolving
+
+namespace trainfit {
+
+std::string model_text(const Config& c) {
+  if (!c.model_name.empty()) return c.model_name;
+  if (!c.model_label.empty()) return c.model_label;
+  return "custom model (" + std::to_string(c.geo.layers) + " layers, hidden " + std::to_string(c.geo.hidden) + ")";
+}
+
+}  // namespace trainfit

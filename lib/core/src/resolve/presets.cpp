@@ -18,52 +18,53 @@ struct Meaning {
   const char* precision;           // trainfit's precision
   std::optional<bool> fp32_grads;  // set when the word decides the gradient dtype
   const char* source;
+  const char* shown;  // the regime in words, as the framework means the word (shown to the user)
 };
 
 // What `precision: <word>` means in each framework.
 const std::vector<Meaning>& precision_words(Framework f) {
   static const std::vector<Meaning> generic = {
-      {"bf16-mixed", "bf16-amp", std::nullopt, "Lightning's name for autocast over fp32 parameters"},
-      {"bf16-true", "bf16", std::nullopt, "Lightning's name for a pure-bf16 model"},
-      {"fp16", "fp16-amp", std::nullopt, "16-bit weights and grads with an fp32 master (ZeRO paper)"},
+      {"bf16-mixed", "bf16-amp", std::nullopt, "Lightning's name for autocast over fp32 parameters", "bf16 mixed (autocast over fp32 weights)"},
+      {"bf16-true", "bf16", std::nullopt, "Lightning's name for a pure-bf16 model", "bf16 (pure bf16)"},
+      {"fp16", "fp16-amp", std::nullopt, "16-bit weights and grads with an fp32 master (ZeRO paper)", "fp16 mixed (fp16 weights, fp32 master)"},
   };
   static const std::vector<Meaning> hf = {
-      {"bf16", "bf16-amp", std::nullopt, "accelerate prepare_model: torch.autocast(bf16) over fp32 parameters"},
-      {"fp16", "bf16-amp", std::nullopt, "accelerate: torch.autocast(fp16) + GradScaler over fp32 parameters"},
+      {"bf16", "bf16-amp", std::nullopt, "accelerate prepare_model: torch.autocast(bf16) over fp32 parameters", "bf16 mixed (autocast over fp32 weights)"},
+      {"fp16", "bf16-amp", std::nullopt, "accelerate: torch.autocast(fp16) + GradScaler over fp32 parameters", "fp16 mixed (autocast over fp32 weights)"},
   };
   static const std::vector<Meaning> deepspeed = {
       // ZeRO 1-3 keep bf16 grads; without ZeRO the BF16_Optimizer accumulates fp32 grads
       // (engine.py get_data_types; runtime/bf16_optimizer.py) — decided in apply_framework.
-      {"bf16", "fp16-amp", std::nullopt, "engine.py: module.bfloat16() + fp32 master partition (stage_1_and_2.py)"},
-      {"fp16", "fp16-amp", false, "engine.py: module.half() + fp32 master + loss scaler"},
+      {"bf16", "fp16-amp", std::nullopt, "engine.py: module.bfloat16() + fp32 master partition (stage_1_and_2.py)", "bf16 mixed (bf16 weights, fp32 master)"},
+      {"fp16", "fp16-amp", false, "engine.py: module.half() + fp32 master + loss scaler", "fp16 mixed (fp16 weights, fp32 master, loss scaling)"},
   };
   static const std::vector<Meaning> megatron = {
       {"bf16", "fp16-amp", true,
        "arguments.py validate_args: --bf16 sets accumulate_allreduce_grads_in_fp32 (fp32 main_grad buffer); "
-       "optimizer.py Float16OptimizerWithFloat16Params: fp32 main params"},
-      {"fp16", "fp16-amp", false, "optimizer.py: fp16 params + fp32 main params, fp16 grad buffer"},
-      {"fp8", "fp8", true, "Transformer Engine fp8 GEMMs over --bf16 params (fp32 main_grad)"},
+       "optimizer.py Float16OptimizerWithFloat16Params: fp32 main params", "bf16 mixed (bf16 weights, fp32 master and grads)"},
+      {"fp16", "fp16-amp", false, "optimizer.py: fp16 params + fp32 main params, fp16 grad buffer", "fp16 mixed (fp16 weights, fp32 master)"},
+      {"fp8", "fp8", true, "Transformer Engine fp8 GEMMs over --bf16 params (fp32 main_grad)", "fp8 (Transformer Engine over bf16 weights, fp32 master)"},
   };
   static const std::vector<Meaning> torchtune = {
       {"bf16", "bf16", std::nullopt,
        "full_finetune_distributed.py _setup_model: built under set_default_dtype(bf16): bf16 params, grads and "
-       "optimizer states, no master"},
+       "optimizer states, no master", "bf16 (pure bf16: weights, grads, optimizer states)"},
   };
   static const std::vector<Meaning> torchtitan = {
       {"bf16", "bf16-amp", std::nullopt,
-       "job_config.py Training.mixed_precision_param=bfloat16: FSDP2 MixedPrecisionPolicy over fp32 sharded params"},
-      {"bf16-true", "bf16", std::nullopt, "job_config.py Training.dtype=bfloat16: everything bf16, no fp32 copy"},
+       "job_config.py Training.mixed_precision_param=bfloat16: FSDP2 MixedPrecisionPolicy over fp32 sharded params", "bf16 mixed (FSDP2 bf16 over fp32 weights)"},
+      {"bf16-true", "bf16", std::nullopt, "job_config.py Training.dtype=bfloat16: everything bf16, no fp32 copy", "bf16 (pure bf16)"},
       {"bf16-mixed", "bf16-amp", std::nullopt,
-       "job_config.py Training.dtype=float32 + mixed_precision_param=bfloat16 (the default)"},
+       "job_config.py Training.dtype=float32 + mixed_precision_param=bfloat16 (the default)", "bf16 mixed (FSDP2 bf16 over fp32 weights)"},
       // Float8 is a converter over the same FSDP2 policy; Float8Linear saves its bf16
       // input and re-casts in backward (torchao float8/float8_linear.py).
-      {"fp8", "bf16-amp", std::nullopt, "quantize.linear.float8: torchao Float8Linear over FSDP2 mixed precision"},
+      {"fp8", "bf16-amp", std::nullopt, "quantize.linear.float8: torchao Float8Linear over FSDP2 mixed precision", "fp8 (Float8Linear over bf16 mixed)"},
   };
   static const std::vector<Meaning> litgpt = {
-      {"bf16", "bf16-amp", std::nullopt, "Lightning: 'bf16' is bf16-mixed (autocast over fp32 parameters)"},
-      {"bf16-mixed", "bf16-amp", std::nullopt, "Lightning MixedPrecision: autocast over fp32 parameters"},
-      {"bf16-true", "bf16", std::nullopt, "lightning/fabric/plugins/precision/half.py HalfPrecision: whole model bf16"},
-      {"32-true", "fp32", std::nullopt, "Lightning: fp32"},
+      {"bf16", "bf16-amp", std::nullopt, "Lightning: 'bf16' is bf16-mixed (autocast over fp32 parameters)", "bf16 mixed (autocast over fp32 weights)"},
+      {"bf16-mixed", "bf16-amp", std::nullopt, "Lightning MixedPrecision: autocast over fp32 parameters", "bf16 mixed (autocast over fp32 weights)"},
+      {"bf16-true", "bf16", std::nullopt, "lightning/fabric/plugins/precision/half.py HalfPrecision: whole model bf16", "bf16 (pure bf16)"},
+      {"32-true", "fp32", std::nullopt, "Lightning: fp32", "fp32"},
   };
   switch (f) {
     case Framework::kHf: return hf;
@@ -249,7 +250,7 @@ bool speaks_a_framework(const Request& r) {
   return false;
 }
 
-Result<Request> apply_framework(const Request& in, Framework* framework, Notes* notes) {
+Result<Request> apply_framework(const Request& in, Framework* framework, std::string* precision_shown, Notes* notes) {
   Error e;
   Framework f = Framework::kGeneric;
   if (!take_enum(in.framework, "framework", kFrameworks, &f, &e)) return e;
@@ -296,10 +297,11 @@ Result<Request> apply_framework(const Request& in, Framework* framework, Notes* 
     for (const Meaning& m : words) {
       if (word != m.word) continue;
       r.precision = m.precision;
+      *precision_shown = m.shown;
       std::optional<bool> fp32_grads = m.fp32_grads;
       if (f == Framework::kDeepSpeed && word == "bf16") fp32_grads = deepspeed_bf16_fp32_grads(release, r);
       if (fp32_grads && !r.fp32_grads) r.fp32_grads = *fp32_grads;
-      notes->push_back("precision '" + word + "' under " + to_string(f) + " = " + m.precision +
+      notes->push_back("precision '" + word + "' under " + to_string(f) + " = " + m.shown + ", trainfit's " + m.precision +
                        (fp32_grads ? std::string(*fp32_grads ? " with fp32 grads" : " with 16-bit grads") : "") +
                        " (" + m.source + ")");
       break;
@@ -316,3 +318,40 @@ Result<Request> apply_framework(const Request& in, Framework* framework, Notes* 
 }
 
 }  // namespace trainfit::resolving
+
+namespace trainfit {
+namespace {
+
+// The model parallelism each framework offers by itself, at the tags read above.
+struct ParallelismRow {
+  Framework framework;
+  FrameworkParallelism offers;
+  const char* source;
+};
+constexpr ParallelismRow kParallelism[] = {
+    {Framework::kGeneric, {true, true, true}, "trainfit's own words: any layout"},
+    {Framework::kCustom, {true, true, true}, "a hand-written loop: any layout"},
+    {Framework::kHf, {true, true, false}, "accelerate parallelism_config.py ParallelismConfig: tp_size, cp_size, no pipeline"},
+    // Plain DeepSpeed: ZeRO data parallelism and deepspeed/runtime/pipe PipelineModule; tensor
+    // and sequence parallelism come from Megatron-DeepSpeed's mpu, not from DeepSpeed itself.
+    {Framework::kDeepSpeed, {false, false, true}, "deepspeed/runtime/pipe/module.py PipelineModule; no TP/CP without Megatron"},
+    {Framework::kMegatron, {true, true, true}, "arguments.py --tensor/--context/--pipeline-model-parallel-size"},
+    {Framework::kTorchtune, {true, false, false}, "recipes/full_finetune_distributed.py tensor_parallel_dim"},
+    {Framework::kTorchtitan, {true, true, true}, "job_config.py Parallelism tensor/context/pipeline_parallel_degree"},
+    {Framework::kLitgpt, {false, false, false}, "finetune/full.py: FSDPStrategy only"},
+};
+
+}  // namespace
+
+FrameworkParallelism parallelism_of(Framework framework) {
+  for (const ParallelismRow& row : kParallelism) {
+    if (row.framework == framework) return row.offers;
+  }
+  return {};
+}
+
+std::string precision_text(const Config& config) {
+  return config.precision_label.empty() ? std::string(to_string(config.precision)) : config.precision_label;
+}
+
+}  // namespace trainfit

@@ -17,7 +17,9 @@ using Notes = std::vector<std::string>;
 bool speaks_a_framework(const Request& request);
 // The request in trainfit's vocabulary: the framework's words translated, its
 // defaults filled where the request is silent (each one noted with its source).
-Result<Request> apply_framework(const Request& request, Framework* framework, Notes* notes);
+// *precision_shown: the regime the framework's precision word means, in words ("" when the
+// request used trainfit's own word).
+Result<Request> apply_framework(const Request& request, Framework* framework, std::string* precision_shown, Notes* notes);
 
 Result<bool> resolve_geometry(const Request& r, Config* c, Notes* notes);
 Result<bool> resolve_training(const Request& r, Config* c, Notes* notes);
