@@ -38,7 +38,7 @@ capacity() { "$@" --format json 2>/dev/null | sed -n 's/^ *"capacity_gb": \([0-9
 # Without the site catalogs: unknown.
 "$T" estimate --catalog-dir "$W/empty-but-absent" --model llama3-8b --gpus 8 >/dev/null 2>"$W/err"
 check "a named --catalog-dir that does not exist is an error (exit 2)" "$?" 2
-contains "... saying so" "$(cat "$W/err")" "$W/empty-but-absent: not found"
+contains "... saying so" "$(cat "$W/err")" "catalog-dir='$W/empty-but-absent': not found"
 mkdir "$W/none"
 TRAINFIT_CATALOG_DIR="$W/none" "$T" estimate --gpu a40 --model llama3-8b --gpus 8 >/dev/null 2>"$W/err"
 check "without site catalogs a40 is unknown" "$?" 2

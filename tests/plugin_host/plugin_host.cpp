@@ -920,7 +920,7 @@ void spank_allocator() {
     has_check |= std::string(o.name) == "llm-check" && o.has_arg == 0;
   }
   CHECK(h.options.size() >= 10 && has_model && has_check, "%zu options registered", h.options.size());
-  CHECK(give_option(h, "llm-model", "llama3-8b") == 0, "--llm-model");
+  // The geometry from --llm-hf-config below (with --llm-model too it is refused: one source).
   CHECK(give_option(h, "llm-seq", "4096") == 0, "--llm-seq");
   CHECK(give_option(h, "llm-zero", "3") == 0, "--llm-zero");
   CHECK(give_option(h, "llm-check", nullptr) == 0, "--llm-check");
@@ -1137,7 +1137,7 @@ void spank_exit() {
   Args args({"default_gpu=h100"});
   Args none({});
   CHECK(spank_init(s, h, S_CTX_ALLOCATOR, args) == 0, "init");
-  CHECK(give_option(h, "llm-model", "llama3-8b") == 0 && give_option(h, "llm-seq", "4096") == 0 &&
+  CHECK(give_option(h, "llm-seq", "4096") == 0 &&
             give_option(h, "llm-hf-config", (g_fixtures + "/hf/llama-3-8b.config.json").c_str()) == 0,
         "options");
   CHECK(s.post_opt(&h, 0, none.argv()) == 0 && h.job_control_env.count("TRAINFIT_GEOMETRY") == 1, "post_opt");
