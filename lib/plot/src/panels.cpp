@@ -269,6 +269,13 @@ std::vector<Label> along_horizontal(const Label& base, double py) {
   return out;
 }
 
+// A label on either side of x = px, gap away: the side with more room (the plot's other half) first.
+void beside(const Label& l, double px, double gap, bool right_half, std::vector<Label>& out) {
+  const Label left = l.at_x(px - gap, "end"), right = l.at_x(px + gap, "start");
+  out.push_back(right_half ? left : right);
+  out.push_back(right_half ? right : left);
+}
+
 // A vertical rule's label: beside the line (the side with more room first), from the top down.
 std::vector<Label> along_vertical(const Label& base, double px) {
   const bool right_half = px > (kLeft + kRight) / 2;
@@ -276,13 +283,7 @@ std::vector<Label> along_vertical(const Label& base, double px) {
   for (double y = kTop + 15; y < kBottom; y += 18) {
     Label at = base;
     at.y = y;
-    if (right_half) {
-      out.push_back(at.at_x(px - 5, "end"));
-      out.push_back(at.at_x(px + 5, "start"));
-    } else {
-      out.push_back(at.at_x(px + 5, "start"));
-      out.push_back(at.at_x(px - 5, "end"));
-    }
+    beside(at, px, 5, right_half, out);
   }
   return out;
 }
@@ -425,13 +426,7 @@ std::string render_panel(const BarChart& c) {
   Label status = label_of(c.status, true);
   std::vector<Label> candidates;
   for (const Label& l : {status.bottom_at(bar_top - 8), status.top_at(over_y + 6)}) {
-    if (right_half) {
-      candidates.push_back(l.at_x(edge - 6, "end"));
-      candidates.push_back(l.at_x(edge + 6, "start"));
-    } else {
-      candidates.push_back(l.at_x(edge + 6, "start"));
-      candidates.push_back(l.at_x(edge - 6, "end"));
-    }
+    beside(l, edge, 6, right_half, candidates);
     for (double px : {end_px, limit_px}) {
       candidates.push_back(l.at_x(px - 6, "end"));
       candidates.push_back(l.at_x(px + 6, "start"));
