@@ -396,7 +396,8 @@ def run_page(browser, args):
     renders = int(browser.js("Number(document.body.dataset.renders || 0)"))
     browser.js("document.getElementById('reset').click(), true")
     wait_render(browser, renders)
-    hf_path = os.path.join(args.tmp, "config.json")
+    # Named as Hugging Face users name a downloaded config: the page and the CLI label it alike.
+    hf_path = os.path.join(args.tmp, "gemma-2-9b.config.json")
     shutil.copy(os.path.join(args.fixtures, "hf", "gemma-2-9b.config.json"), hf_path)
     hf = json.load(open(hf_path))
     renders = int(browser.js("Number(document.body.dataset.renders || 0)"))

@@ -53,7 +53,7 @@ struct Mapped {
 
 // As `trainfit estimate --hf-config`: the geometry replaces the preset, whose name and
 // parameter count would otherwise still describe another model.
-Result<Mapped> map_hf_config(const std::string& text, Request& request) {
+Result<Mapped> map_hf_config(const std::string& name, const std::string& text, Request& request) {
   Result<Geometry> geometry = geometry_from_hf_config(text);
   if (!geometry) return geometry.error();
   Mapped mapped;
@@ -64,6 +64,7 @@ Result<Mapped> map_hf_config(const std::string& text, Request& request) {
   request.model.reset();
   request.model_params_b.reset();
   set_geometry(request, geometry.value());
+  request.model_label = hf_config_label(text, name);  // named as the CLI names the same file
   return mapped;
 }
 
@@ -119,7 +120,7 @@ HttpReply config_reply(const HttpRequest& req) {
     if (!parsed) return error_reply(parsed.error());
     request = parsed.value();
   }
-  Result<Mapped> mapped = is_hf_config(name, text) ? map_hf_config(text, request)
+  Result<Mapped> mapped = is_hf_config(name, text) ? map_hf_config(name, text, request)
                                                    : map_framework_config(name, text, request);
   if (!mapped) return error_reply(mapped.error());
   ordered_json out;
