@@ -49,7 +49,7 @@ must "build (build-sanitize/, clang ASan+UBSan+fuzz)" \
 # here: the Slurm suites (sanitizers do not load into slurmctld), and what only repeats the
 # release pass's timing and browser checks through the same code (README, "Tests").
 stage "ctest (ASan+UBSan)" ctest --test-dir build-sanitize --output-on-failure --parallel "$jobs" \
-  -E "^(fidelity|slurm_.*|plugin_symbols|page|service_pool|client|published_gpu|doc_test|fuzz_regressions|citations|readme)$"
+  -E "^(fidelity|slurm_.*|plugin_symbols|page|service_pool|client|published_gpu|doc_test|fuzz_regressions|citations|readme|demo)$"
 # ThreadSanitizer on what runs threads: the audit writer, the catalog and policy watcher under
 # concurrent decisions and reloads (tests/plugin_host), and the service's event loops with its
 # SIGHUP reload and access-log reopening. Any report fails the test that ran it. Not here:
