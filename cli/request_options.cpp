@@ -13,6 +13,7 @@
 #include "trainfit/config_file.h"
 #include "trainfit/json.h"
 #include "trainfit/util/file.h"
+#include "trainfit/util/text.h"
 
 namespace po = boost::program_options;
 
@@ -73,7 +74,7 @@ Result<std::string> read_input(const std::string& path, const char* field, size_
 }
 
 Error file_problem(const char* field, const std::string& path, ErrorCode code, const std::string& reason) {
-  return make_error(code, field, std::string(field) + "='" + path + "': " + reason);
+  return make_error(code, field, std::string(field) + "='" + quoted_path(path) + "': " + reason);
 }
 
 // A Hugging Face model folder (as from_pretrained takes) holds its config.json.

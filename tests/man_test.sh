@@ -33,8 +33,12 @@ n=$("$T" estimate --help | grep -cE '^  (-[a-zA-Z] \[ )?--')
 [ "$n" -ge 40 ] && ok "estimate --help has $n flags" || bad "estimate --help has only $n flags"
 grep -qF -- "--catalog-dir" <<<"$page" && ok "trainfit(1) has --catalog-dir" || bad "trainfit(1) lacks --catalog-dir"
 # The request options once (REQUEST OPTIONS), not once per command; no repository paths.
+# A tag sits at the sections' body indent, which groff changed (7 columns up to 1.23, 5 in
+# 1.24): read it from the page, the line under NAME.
+indent=$(awk '/^NAME$/ {getline; match($0, /^ */); print RLENGTH; exit}' <<<"$page")
+[ "${indent:-0}" -gt 0 ] && ok "trainfit(1)'s body indent is $indent columns" || bad "trainfit(1) has no NAME section body"
 for flag in $("$T" fields --format json | grep -oE '"flag": *"--[a-z0-9-]+"' | grep -oE -- '--[a-z0-9-]+'); do
-  n=$(grep -cE -- "^       $flag( |$)" <<<"$page")
+  n=$(grep -cE -- "^ {${indent:-7}}$flag( |$)" <<<"$page")
   [ "$n" -eq 1 ] || bad "trainfit(1) lists $flag $n times, wanted once"
 done
 ok "trainfit(1) lists each request field's flag once"

@@ -60,6 +60,22 @@ TEST(RequestJson, WrongTypesNameTheField) {
 
 // A value over kMaxStringFieldBytes is refused before any catalog lookup, and no error
 // quotes more than kMaxQuotedBytes of what was sent: a 1 MiB body makes a short line.
+// A path names a file the user must find: shown whole however deep (a package build's
+// tree is over 64 bytes), cut only past what any system call accepts (PATH_MAX).
+TEST(GeometrySource, NamesBothSourcesAndTheWholePath) {
+  Request request;
+  request.model = "llama3-8b";
+  const std::string deep = "/tmp/" + std::string(300, 'd') + "/config.json";
+  Error e = check_one_geometry_source(request, deep, {"--model", "--hf-config"}).error();
+  expect_mentions(e, ErrorCode::kInconsistent, "model", "--hf-config='" + deep + "' both give");
+  expect_mentions(e, ErrorCode::kInconsistent, "model", "--model='llama3-8b'");
+  const std::string huge(1 << 20, 'p');
+  e = check_one_geometry_source(request, huge, {"--model", "--hf-config"}).error();
+  EXPECT_NE(e.message.find("... (1048576 bytes)"), std::string::npos) << e.message.substr(0, 300);
+  EXPECT_LT(e.message.size(), 400u);
+  EXPECT_TRUE(testing::Succeeded(check_one_geometry_source(request, "", {"--model", "--hf-config"})));
+}
+
 TEST(RequestJson, HugeValuesMakeShortErrors) {
   const std::string huge(1 << 20, 'm');
   Error e = request_from_json(R"({"model": ")" + huge + R"("})").error();

@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "trainfit/util/text.h"
+
 namespace trainfit {
 namespace {
 
 Error file_error(ErrorCode code, const std::string& path, const std::string& why) {
-  return located_error(code, "file", path, 0, why);
+  return located_error(code, "file", quoted_path(path), 0, why);
 }
 
 class Fd {  // closes on every return path

@@ -15,6 +15,12 @@ std::string quoted_excerpt(const std::string& text) {
   return text.substr(0, kMaxQuotedBytes) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
+std::string quoted_path(const std::string& path) {
+  constexpr size_t kPathMax = 4096;  // Linux PATH_MAX, <linux/limits.h>
+  if (path.size() <= kPathMax) return path;
+  return path.substr(0, kMaxQuotedBytes) + "... (" + std::to_string(path.size()) + " bytes)";
+}
+
 std::string trim(const std::string& text) {
   size_t begin = 0, end = text.size();
   while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;

@@ -22,5 +22,8 @@ Error unknown_field_error(const std::string& key);
 // text for an error message: whole up to kMaxQuotedBytes, else its start, "...", and its
 // size ("mmmm... (65516 bytes)"), so a huge value makes a short line.
 std::string quoted_excerpt(const std::string& text);
+// a file path for an error message: whole up to PATH_MAX (4096) bytes, which every path the
+// system can open fits, so the user sees the file named; longer, as quoted_excerpt.
+std::string quoted_path(const std::string& path);
 
 }  // namespace trainfit
