@@ -254,6 +254,31 @@ TEST(FrameworkVersion, DeepSpeedAndLitgptReleases) {
   EXPECT_DOUBLE_EQ(stored.stage.transients.fsdp_units_fwd, 2.0 * mixed.stage.transients.fsdp_units_fwd);
 }
 
+// LitGPT LoRA on several GPUs before v0.5.8: one FSDP1 unit per Block with
+// use_orig_params=True (Lightning's FSDPStrategy) gives the frozen weights gradients, kept
+// unsharded by no_sync accumulation (FSDP.no_sync docs: "full model gradients"); from 0.5.8
+// frozen linears are units of their own (PR #1538). The extra gradients are the Blocks'
+// parameters in bf16: Llama 2 7B's 6,738,415,616 (its config.json) less the embedding and the
+// LM head (2 x 32000 x 4096) and the final norm (4096) = 6,476,267,520 parameters.
+TEST(FrameworkVersion, LitgptFsdp1GivesFrozenWeightsGradients) {
+  const std::string lg = "model=llama2-7b,seq_length=1024,micro_batch=1,num_gpus=2,gpu=a100-40gb,framework=litgpt,"
+                         "precision=bf16-true,adapter=lora,lora_rank=8,lora_targets=qv,sharding=fsdp-full";
+  EXPECT_EQ(config_of(lg + ",framework_version=0.5.7,num_microbatches=4").frozen_unit_grads, FrozenUnitGrads::kFull);
+  EXPECT_EQ(config_of(lg + ",framework_version=0.5.7,num_microbatches=1").frozen_unit_grads, FrozenUnitGrads::kSharded);
+  EXPECT_EQ(config_of(lg + ",framework_version=0.5.8,num_microbatches=4").frozen_unit_grads, FrozenUnitGrads::kNone);
+  EXPECT_EQ(config_of(lg + ",framework_version=0.5.7,num_microbatches=4,frozen_unit_grads=none").frozen_unit_grads,
+            FrozenUnitGrads::kNone);  // what the request says wins
+  const double blocks = 6738415616.0 - 2.0 * 32000 * 4096 - 4096;
+  const Breakdown none = estimate_of(lg + ",framework_version=0.5.8,num_microbatches=4");
+  const Breakdown full = estimate_of(lg + ",framework_version=0.5.7,num_microbatches=4");
+  const Breakdown sharded = estimate_of(lg + ",framework_version=0.5.7,num_microbatches=1");
+  EXPECT_DOUBLE_EQ(full.stage.states.grads - none.stage.states.grads, blocks * 2.0);
+  EXPECT_DOUBLE_EQ(sharded.stage.states.grads - none.stage.states.grads, blocks * 2.0 / 2.0);
+  const Error e = error_of(lg + ",frozen_unit_grads=some");
+  EXPECT_EQ(e.field, "frozen_unit_grads");
+  EXPECT_NE(e.message.find("none|sharded|full"), std::string::npos) << e.message;
+}
+
 TEST(Qlora, BitsandbytesSavesEachQuantizedLinearsInput) {
   // bitsandbytes MatMul4Bit.forward: ctx.tensors = (A, B) — per layer the attention norm's output
   // (q, k, v), the attention output (o), the MLP norm's output (gate, up) and the MLP product

@@ -111,6 +111,7 @@ const std::vector<Row>& rows() {
       {{"sharding", "sharding", FieldKind::kString, "zero|fsdp-full|fsdp-grad-op|fsdp-hybrid|zero-redundancy", "sharding implementation", FieldGroup::kParallelism}, &Request::sharding},
       {{"fsdp_version", "fsdp-version", FieldKind::kInt, "1|2", "FSDP1 (FullyShardedDataParallel: the root unit stays gathered) or FSDP2 (fully_shard); default by framework", FieldGroup::kParallelism}, &Request::fsdp_version},
       {{"fsdp_mixed_precision", "fsdp-mixed-precision", FieldKind::kBool, "true|false", "FSDP gathers parameters in 16-bit (MixedPrecision param_dtype=bf16); false: in their stored dtype", FieldGroup::kParallelism}, &Request::fsdp_mixed_precision},
+      {{"frozen_unit_grads", "frozen-unit-grads", FieldKind::kString, "none|sharded|full", "LoRA under FSDP1 with units mixing frozen and trainable weights: the frozen ones get gradients, sharded or (no_sync accumulation) full; default by framework release", FieldGroup::kParallelism}, &Request::frozen_unit_grads},
       {{"gpus_per_node", "gpus-per-node", FieldKind::kInt, "integer >= 1", "GPUs per node (min_gpus_to_fit uses whole nodes beyond one)", FieldGroup::kCluster}, &Request::gpus_per_node},
       // hardware
       {{"gpu", "gpu", FieldKind::kString, "a catalog name (trainfit gpus)", "GPU type; sets the capacity", FieldGroup::kCluster}, &Request::gpu},

@@ -47,6 +47,12 @@ enum class BaseDtype { kFollow, kFp32, kBf16, kFp16, kNf4, kGptq, kAwq };
 // Where the fp32 upcast of the logits happens: in the loss (HF >= 4.46, both the 16-bit logits
 // and the upcast alive) or in the model's forward (HF < 4.46: the 16-bit logits freed at once).
 enum class LogitsUpcast { kInLoss, kInForward };
+// Gradients of a LoRA job's frozen base weights. FSDP1 with use_orig_params=True flattens a
+// wrap unit's frozen and trainable parameters into one FlatParameter that requires grad, so
+// the frozen ones get gradients too (torch/distributed/fsdp/_flat_param.py, v2.1): kSharded
+// when they are reduce-scattered after each backward, kFull when no_sync() gradient
+// accumulation keeps them unsharded until the synchronizing micro-batch (FSDP.no_sync docs).
+enum class FrozenUnitGrads { kNone, kSharded, kFull };
 enum class Attention { kEager, kFlash };
 // How the layers are implemented: PyTorch eager modules as in HF transformers, or fused
 // kernels as in Megatron-LM / Transformer Engine. It decides which intermediates are saved.
@@ -147,6 +153,7 @@ struct Config {
   Sharding sharding = Sharding::kZero;
   int fsdp_version = 2;  // 1: FullyShardedDataParallel, 2: fully_shard
   bool fsdp_mixed_precision = true;  // FSDP gathers 16-bit parameters (MixedPrecision param_dtype)
+  FrozenUnitGrads frozen_unit_grads = FrozenUnitGrads::kNone;  // FSDP1 units mixing frozen and trainable
   int zero_stage = 0;
   // min_gpus_to_fit counts whole nodes beyond one. Resolve sets it (kDefaultGpusPerNode
   // when the request does not say); 0 only in Configs built by hand: no node rounding.

@@ -111,6 +111,15 @@ ModelStates adapter_states(const Config& c, const StageParams& p) {
   const double a = c.adapter_bytes;
   s.weights = shard(base + trainable * a + saved * rest_bytes, weights_sharded(c));
   s.grads = shard(trainable * a + saved * rest_bytes, c.zero_stage >= 2);
+  if (c.frozen_unit_grads != FrozenUnitGrads::kNone) {
+    // The layers' frozen weights share a FlatParameter with their adapters and get gradients
+    // of the flat storage's size (config.h FrozenUnitGrads); the embedding and the head sit in
+    // a unit of their own that nothing trains in, which gets none.
+    const double layer_params =
+        p.dense + p.experts - (p.first ? p.embedding : 0.0) - (p.last ? p.head : 0.0);
+    const double frozen = p.layer_linear * linear_bytes + (layer_params - p.layer_linear) * rest_bytes;
+    s.grads += shard(frozen, c.frozen_unit_grads == FrozenUnitGrads::kSharded);
+  }
   // 16-bit adapters under a master-weight regime get an fp32 master; fp32 ones need none.
   s.master = shard(a < 4.0 && (c.precision == Precision::kFp16Amp || c.precision == Precision::kFp8) ? 4.0 * trainable : 0.0,
                    c.zero_stage >= 1);

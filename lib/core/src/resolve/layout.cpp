@@ -9,6 +9,9 @@ namespace trainfit {
 namespace resolving {
 namespace {
 
+constexpr Choice<FrozenUnitGrads> kFrozenUnitGrads[] = {
+    {"none", FrozenUnitGrads::kNone}, {"sharded", FrozenUnitGrads::kSharded}, {"full", FrozenUnitGrads::kFull}};
+
 constexpr Choice<ReportStage> kReportStages[] = {
     {"critical", ReportStage::kCritical}, {"first", ReportStage::kFirst}, {"last", ReportStage::kLast}};
 
@@ -47,6 +50,7 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
     c.fsdp_version = static_cast<int>(*r.fsdp_version);
   }
   if (r.fsdp_mixed_precision) c.fsdp_mixed_precision = *r.fsdp_mixed_precision;
+  if (!take_enum(r.frozen_unit_grads, "frozen_unit_grads", kFrozenUnitGrads, &c.frozen_unit_grads, &e)) return e;
   if (c.gpus_per_node == 0) {
     c.gpus_per_node = kDefaultGpusPerNode;
     c.gpus_per_node_assumed = true;

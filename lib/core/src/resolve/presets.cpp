@@ -202,6 +202,20 @@ std::vector<Default> release_defaults(Framework f, const int release[3], const R
   if (f == Framework::kLitgpt && r.num_gpus.value_or(1) > 1 && adapter) {
     if (before(release, 0, 5, 11)) {
       out.push_back({"fsdp_version", "1", "litgpt < 0.5.11 finetune/lora.py: Lightning FSDPStrategy (FullyShardedDataParallel)"});
+      if (before(release, 0, 5, 8)) {
+        // One unit per Block holds its frozen weights and its LoRA factors; Lightning's
+        // FSDPStrategy sets use_orig_params=True (fabric/strategies/fsdp.py); accumulation runs
+        // under fabric.no_backward_sync, FSDP's no_sync.
+        const bool accumulates = r.num_microbatches.value_or(1) > 1;
+        out.push_back({"frozen_unit_grads", accumulates ? "full" : "sharded",
+                       accumulates ? "litgpt < 0.5.8 finetune/lora.py: auto_wrap_policy={Block}, use_orig_params=True, "
+                                     "accumulation under no_backward_sync: the frozen weights' gradients unsharded"
+                                   : "litgpt < 0.5.8 finetune/lora.py: auto_wrap_policy={Block}, use_orig_params=True: "
+                                     "the frozen weights get sharded gradients"});
+      } else {
+        out.push_back({"frozen_unit_grads", "none",
+                       "litgpt 0.5.8 finetune/lora.py (PR #1538): auto_wrap_policy={torch.nn.Linear}, frozen linears in units of their own"});
+      }
     } else {
       out.push_back({"fsdp_version", "2", "litgpt >= 0.5.11 finetune/lora.py: ModelParallelStrategy, fully_shard per Block"});
       out.push_back({"fsdp_mixed_precision", "false",
