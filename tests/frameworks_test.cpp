@@ -279,6 +279,20 @@ TEST(FrameworkVersion, LitgptFsdp1GivesFrozenWeightsGradients) {
   EXPECT_NE(e.message.find("none|sharded|full"), std::string::npos) << e.message;
 }
 
+// bitsandbytes keeps a 4-bit weight's QuantState (8-bit absmax per 64 weights, fp32 absmax
+// per 256 of those) on the module, outside any Parameter: FSDP neither shards nor offloads it
+// (nn/modules.py Params4bit.to). With the parameters offloaded, that is all a GPU keeps of the
+// base: Llama 2 7B's layer linears, 32 x (4 x 4096^2 + 3 x 4096 x 11008) = 6,476,005,376
+// weights, at (8/64 + 32/(64*256)) / 8 bytes each. torchao's NF4Tensor is sharded whole.
+TEST(Qlora, BitsandbytesQuantStatesStayOnEveryGpu) {
+  const std::string spec = "model=llama2-7b,num_gpus=4,micro_batch=1,seq_length=1024,precision=bf16-true,"
+                           "adapter=qlora,lora_rank=8,lora_targets=qv,sharding=fsdp-full,offload_params=true";
+  const double layer_linear = 32.0 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008);
+  const double quant_state = layer_linear * (8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+  EXPECT_NEAR(estimate_of(spec).stage.states.weights, quant_state, 1.0);
+  EXPECT_NEAR(estimate_of(spec + ",nf4_kernel=torchao").stage.states.weights, 0.0, 1.0);
+}
+
 TEST(Qlora, BitsandbytesSavesEachQuantizedLinearsInput) {
   // bitsandbytes MatMul4Bit.forward: ctx.tensors = (A, B) — per layer the attention norm's output
   // (q, k, v), the attention output (o), the MLP norm's output (gate, up) and the MLP product

@@ -98,6 +98,15 @@ double modules_saved(const AdapterShape& shape, const StageParams& p) {
   return (p.first ? shape.saved_embedding : 0.0) + (p.last ? shape.saved_head : 0.0);
 }
 
+// bitsandbytes keeps each 4-bit weight's QuantState (absmax, the nested absmax, the code) on
+// the module, not in a Parameter, so FSDP and ZeRO-3 neither shard nor offload it: every GPU
+// holds all of it (bitsandbytes 0.43.0 nn/modules.py Params4bit.to, Linear4bit keeps
+// quant_state "for fsdp"). nf4_saves_input is set exactly for bitsandbytes' kernel.
+double nf4_quant_state_bytes(const Config& c, const StageParams& p) {
+  if (c.base_dtype != BaseDtype::kNf4 || !c.nf4_saves_input) return 0.0;
+  return (kNf4BytesPerParam - 0.5) * p.layer_linear;
+}
+
 ModelStates adapter_states(const Config& c, const StageParams& p) {
   const AdapterShape shape = adapter_shape(c);
   const double trainable = adapter_trainable(shape, p);
@@ -109,7 +118,8 @@ ModelStates adapter_states(const Config& c, const StageParams& p) {
   auto shard = [&](double bytes, bool sharded) { return sharded ? bytes / static_cast<double>(group) : bytes; };
   ModelStates s;
   const double a = c.adapter_bytes;
-  s.weights = shard(base + trainable * a + saved * rest_bytes, weights_sharded(c));
+  const double quant_state = nf4_quant_state_bytes(c, p);
+  s.weights = shard(base - quant_state + trainable * a + saved * rest_bytes, weights_sharded(c)) + quant_state;
   s.grads = shard(trainable * a + saved * rest_bytes, c.zero_stage >= 2);
   if (c.frozen_unit_grads != FrozenUnitGrads::kNone) {
     // The layers' frozen weights share a FlatParameter with their adapters and get gradients

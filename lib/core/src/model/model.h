@@ -72,6 +72,7 @@ struct AdapterShape {
   double targets = 0;           // target linears per layer
 };
 AdapterShape adapter_shape(const Config& c);
+double nf4_quant_state_bytes(const Config& c, const StageParams& p);  // bitsandbytes' QuantStates: never sharded
 double nf4_saved_inputs_bytes(const Config& c);  // bitsandbytes 4-bit linears' saved inputs, one layer
 ModelStates adapter_states(const Config& c, const StageParams& p);  // replaces the full-training states
 double adapter_trainable(const AdapterShape& shape, const StageParams& p);  // adapter parameters on this stage

@@ -126,8 +126,9 @@ ModelStates gpu_states(const Config& c, const StageParams& p, double* host) {
     s.optimizer = 0;
   }
   if (c.offload_params) {  // ZeRO-Infinity / FSDP CPUOffload: sharded params in host RAM
-    *host += s.weights;
-    s.weights = 0;
+    const double resident = c.adapter != Adapter::kNone ? nf4_quant_state_bytes(c, p) : 0.0;
+    *host += s.weights - resident;
+    s.weights = resident;
     // FSDP's CPUOffloadPolicy also keeps the sharded gradients on the CPU, where the
     // optimizer steps (torch/distributed/fsdp/_fully_shard/_fsdp_api.py CPUOffloadPolicy).
     if (c.sharding != Sharding::kZero) {

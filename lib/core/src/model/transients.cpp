@@ -58,7 +58,16 @@ void fsdp_units(const Config& c, const StageParams& p, const StateBytes& b, Tran
     x.fsdp_units_fwd = gathered * all;
     x.fsdp_units_bwd = gathered * all + b.grad * p.largest_unit;
   }
-  if (c.adapter != Adapter::kNone) x.fsdp_units_bwd = x.fsdp_units_fwd;  // a frozen unit has no gradient
+  if (c.adapter != Adapter::kNone) {
+    x.fsdp_units_bwd = x.fsdp_units_fwd;  // a frozen unit has no gradient...
+    if (c.frozen_unit_grads != FrozenUnitGrads::kNone) {
+      // ...unless it mixes frozen and trainable weights (config.h FrozenUnitGrads): the
+      // current unit's whole gradient, in its stored dtype, before it is reduced or added.
+      double stored = 0, rest = 0;
+      base_bytes(c, &stored, &rest);
+      x.fsdp_units_bwd += stored * p.per_layer;
+    }
+  }
 }
 
 // Backward of one layer: its rematerialized activations (full: the whole layer;
