@@ -66,11 +66,10 @@ fi
 stage "fuzz (fixed seed, fixed runs)" bash tests/fuzz/run.sh --ci build-sanitize
 stage "fuzz regressions replayed" bash tests/fuzz/run.sh --replay build-sanitize
 
-# Slurm 24.11 (Debian 13) and 26.05 (unstable): packages and the Slurm suites on each.
+# Slurm 24.11 (Debian 13) and 26.05 (unstable): packages and the Slurm suites on each, the
+# two at once (one's Slurm suites, which mostly wait, overlap the other's compile).
 wait "$prepare_pid" || { echo "releases.sh --prepare failed:"; tail -20 build-releases/prepare.log; }
-for suite in "${releases[@]}"; do
-  stage "release $suite (tests/slurm/releases.sh)" bash tests/slurm/releases.sh "$suite"
-done
+stage "releases ${releases[*]} at once (tests/slurm/releases.sh)" bash tests/slurm/releases.sh --parallel "${releases[@]}"
 stage "no test wrote to /var/log/slurm, /usr/local/etc" untouched "$system_paths_marker" /var/log/slurm /usr/local/etc
 stage_table
 ((${#stages_failed[@]} == 0))

@@ -4,6 +4,9 @@
 #   bash tests/slurm/releases.sh SUITE...            bookworm (Slurm 22.05), trixie (24.11), sid (26.05)
 #   bash tests/slurm/releases.sh --prepare SUITE...  only make the root filesystems (CI starts this early)
 #   bash tests/slurm/releases.sh --bench SUITE...    the job_submit benchmarks instead (docs/slurm.md)
+#   bash tests/slurm/releases.sh --parallel SUITE... the suites at once (CI: one's Slurm suites,
+#       which mostly wait on slurmctld, overlap the other's compile); each log printed whole
+#       when all are done
 # For each suite: a root filesystem made with mmdebstrap from Debian's archive holding that
 # release's slurmctld, slurmd, munge, libslurm-dev and the build dependencies
 # (tests/slurm/rootfs-packages), cached in $TRAINFIT_ROOTFS_CACHE (default
@@ -20,8 +23,9 @@ cache=${TRAINFIT_ROOTFS_CACHE:-/var/cache/trainfit/rootfs}
 out_base=${TRAINFIT_RELEASES_OUT:-$src/build-releases}
 list=$src/tests/slurm/rootfs-packages
 
-prepare=0 bench=0
+prepare=0 bench=0 parallel=0
 if [[ ${1:-} == --prepare ]]; then prepare=1; shift; fi
+if [[ ${1:-} == --parallel ]]; then parallel=1; shift; fi
 if [[ ${1:-} == --bench ]]; then bench=1; shift; fi
 (($#)) || { echo "usage: $0 [--prepare] SUITE..." >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "releases.sh: needs root (mmdebstrap, unshare, mount)" >&2; exit 2; }
@@ -62,7 +66,7 @@ rootfs() {
 
 # One run on a fresh overlay of the suite's root: nothing it does stays in the cache.
 run_suite() {
-  local suite=$1 root run out rc
+  local suite=$1 port_base=$2 root run out rc
   root=$(rootfs "$suite") || return 1
   out=$out_base/$suite
   rm -rf "$out"; mkdir -p "$out"
@@ -73,8 +77,9 @@ run_suite() {
   cp /etc/hosts "$run/upper/etc/hosts"  # slurmctld and the clients resolve localhost
   # The host's network namespace: 24.11's slurmctld resolves its listening address with
   # AI_ADDRCONFIG, which finds nothing where loopback is the only interface. Its clusters
-  # take ports 12000-19999, below the host tests' (tests/slurm/cluster.sh) and the kernel's
-  # ephemeral range; suites run one after another.
+  # take ports from port_base: 12000-19999 and 20000-27999 (tests/slurm/cluster.sh uses 8000
+  # from its base), below the kernel's ephemeral range; the host's own Slurm tests (also
+  # from 20000) do not run at the same time.
   unshare --pid --fork --mount --uts bash -c '
     set -e
     run=$1 root=$2 out=$3
@@ -85,24 +90,39 @@ run_suite() {
     mkdir -p "$run/merged/out" && mount --bind "$out" "$run/merged/out"
     hostname "trainfit-$(basename "$root" | cut -d- -f1)"
     exec chroot "$run/merged" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-      JOBS="$(nproc)" BENCH=$4 TRAINFIT_CLUSTER_PORT_BASE=12000 bash /src/tests/slurm/in_release.sh
-  ' release "$run" "$root" "$out" "$bench" 2>&1 | tee "$out/run.log"
+      JOBS="$(nproc)" BENCH=$4 TRAINFIT_CLUSTER_PORT_BASE=$5 bash /src/tests/slurm/in_release.sh
+  ' release "$run" "$root" "$out" "$bench" "$port_base" 2>&1 | tee "$out/run.log"
   rc=${PIPESTATUS[0]}
   rm -rf "$run"
   return "$rc"
 }
 
 failed=()
-for suite in "$@"; do
-  if ((prepare)); then
-    rootfs "$suite" >/dev/null || failed+=("$suite")
-    continue
-  fi
-  start=$SECONDS
-  echo "==== $suite ===="
-  run_suite "$suite" || failed+=("$suite")
-  echo "==== $suite: $( [[ " ${failed[*]} " == *" $suite "* ]] && echo FAILED || echo passed ) in $((SECONDS - start)) s"
-done
+if ((prepare)); then
+  for suite in "$@"; do rootfs "$suite" >/dev/null || failed+=("$suite"); done
+elif ((parallel)); then
+  pids=() starts=() i=0
+  for suite in "$@"; do
+    mkdir -p "$out_base"
+    run_suite "$suite" $((12000 + 8000 * (i % 2))) >"$out_base/$suite.log" 2>&1 &
+    pids+=($!) starts+=("$SECONDS") i=$((i + 1))
+  done
+  i=0
+  for suite in "$@"; do
+    wait "${pids[$i]}" || failed+=("$suite")
+    echo "==== $suite ===="
+    cat "$out_base/$suite.log"
+    echo "==== $suite: $( [[ " ${failed[*]} " == *" $suite "* ]] && echo FAILED || echo passed ) ($((SECONDS - ${starts[$i]})) s or less, at once with the others)"
+    i=$((i + 1))
+  done
+else
+  for suite in "$@"; do
+    start=$SECONDS
+    echo "==== $suite ===="
+    run_suite "$suite" 12000 || failed+=("$suite")
+    echo "==== $suite: $( [[ " ${failed[*]} " == *" $suite "* ]] && echo FAILED || echo passed ) in $((SECONDS - start)) s"
+  done
+fi
 if ((${#failed[@]})); then
   echo "releases.sh: failed: ${failed[*]}"
   exit 1
