@@ -212,6 +212,7 @@ TRAINFIT_API const char* to_string(Attention value);
 TRAINFIT_API const char* to_string(Ops value);
 TRAINFIT_API const char* to_string(Loss value);
 TRAINFIT_API const char* to_string(Sharding value);
+TRAINFIT_API const char* to_string(FrozenUnitGrads value);
 TRAINFIT_API const char* to_string(Mlp value);
 TRAINFIT_API const char* to_string(Norm value);
 

@@ -139,10 +139,7 @@ void read_config_training(const json& c, Config& out) {
 void read_config_layout(const json& c, Config& out) {
   out.fsdp_version = static_cast<int>(c.value("fsdp_version", int64_t{2}));
   out.fsdp_mixed_precision = c.value("fsdp_mixed_precision", true);
-  const std::string frozen = c.value("frozen_unit_grads", std::string("none"));
-  out.frozen_unit_grads = frozen == "full"      ? FrozenUnitGrads::kFull
-                          : frozen == "sharded" ? FrozenUnitGrads::kSharded
-                                                : FrozenUnitGrads::kNone;
+  out.frozen_unit_grads = enum_named<FrozenUnitGrads>(c.value("frozen_unit_grads", std::string("none")));
   out.tp = integer(c, "tensor_parallel");
   out.pp = integer(c, "pipeline_parallel");
   out.vpp = integer(c, "virtual_pipeline");

@@ -38,6 +38,8 @@ inline constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},
                                            {"fsdp-grad-op", Sharding::kFsdpGradOp},
                                            {"fsdp-hybrid", Sharding::kFsdpHybrid},
                                            {"zero-redundancy", Sharding::kZeroRedundancy}};
+inline constexpr Choice<FrozenUnitGrads> kFrozenUnitGrads[] = {
+    {"none", FrozenUnitGrads::kNone}, {"sharded", FrozenUnitGrads::kSharded}, {"full", FrozenUnitGrads::kFull}};
 inline constexpr Choice<Framework> kFrameworks[] = {
     {"generic", Framework::kGeneric},       {"hf", Framework::kHf},
     {"deepspeed", Framework::kDeepSpeed},   {"torchtune", Framework::kTorchtune},

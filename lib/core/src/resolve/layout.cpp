@@ -9,9 +9,6 @@ namespace trainfit {
 namespace resolving {
 namespace {
 
-constexpr Choice<FrozenUnitGrads> kFrozenUnitGrads[] = {
-    {"none", FrozenUnitGrads::kNone}, {"sharded", FrozenUnitGrads::kSharded}, {"full", FrozenUnitGrads::kFull}};
-
 constexpr Choice<ReportStage> kReportStages[] = {
     {"critical", ReportStage::kCritical}, {"first", ReportStage::kFirst}, {"last", ReportStage::kLast}};
 

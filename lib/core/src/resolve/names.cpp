@@ -14,6 +14,7 @@ const char* to_string(Attention v) { return name_of(resolving::kAttentions, v); 
 const char* to_string(Ops v) { return name_of(resolving::kOps, v); }
 const char* to_string(Loss v) { return name_of(resolving::kLosses, v); }
 const char* to_string(Sharding v) { return name_of(resolving::kShardings, v); }
+const char* to_string(FrozenUnitGrads v) { return name_of(resolving::kFrozenUnitGrads, v); }
 const char* to_string(Mlp v) { return name_of(resolving::kMlps, v); }
 const char* to_string(Norm v) { return name_of(resolving::kNorms, v); }
 const char* to_string(Framework v) { return name_of(resolving::kFrameworks, v); }
