@@ -293,19 +293,40 @@ TEST(Qlora, BitsandbytesQuantStatesStayOnEveryGpu) {
   EXPECT_NEAR(estimate_of(spec + ",nf4_kernel=torchao").stage.states.weights, 0.0, 1.0);
 }
 
-TEST(Qlora, BitsandbytesSavesEachQuantizedLinearsInput) {
-  // bitsandbytes MatMul4Bit.forward: ctx.tensors = (A, B) — per layer the attention norm's output
-  // (q, k, v), the attention output (o), the MLP norm's output (gate, up) and the MLP product
-  // (down), in bf16: 2 x T x (2h + h + F). torchao's LinearNF4 keeps only the weight.
+TEST(Qlora, BitsandbytesBefore0432SavesEachQuantizedLinearsInput) {
+  // bitsandbytes 0.43.1 MatMul4Bit.forward: ctx.tensors = (A, B) — per layer the attention norm's
+  // output (q, k, v), the attention output (o), the MLP norm's output (gate, up) and the MLP
+  // product (down), in bf16: 2 x T x (2h + h + F). torchao's LinearNF4 keeps only the weight.
   const std::string spec = "model=llama2-7b,num_gpus=1,micro_batch=2,seq_length=1024,precision=bf16-true,"
                            "adapter=qlora,lora_dropout=0.05,recompute=none";
-  const Breakdown bnb = estimate_of(spec + ",nf4_kernel=bitsandbytes");
+  const Breakdown bnb = estimate_of(spec + ",nf4_kernel=bitsandbytes,bitsandbytes_version=0.43.1");
   const Breakdown torchao = estimate_of(spec + ",nf4_kernel=torchao");
   EXPECT_DOUBLE_EQ(bnb.stage.activations.per_layer - torchao.stage.activations.per_layer,
                    2.0 * 2048 * (3 * 4096.0 + 11008));
   EXPECT_FALSE(config_of(spec + ",framework=torchtune").nf4_saves_input);  // torchtune's QLoRA is torchao's
-  EXPECT_TRUE(config_of(spec + ",framework=hf").nf4_saves_input);
+  EXPECT_TRUE(config_of(spec + ",framework=hf,bitsandbytes_version=0.41.1").nf4_saves_input);
   EXPECT_EQ(error_of(spec + ",nf4_kernel=triton").field, "nf4_kernel");
+}
+
+TEST(Qlora, BitsandbytesFrom0432SavesOnlyTheWeight) {
+  // bitsandbytes 0.43.2 (PR #1270) MatMul4Bit.forward: ctx.tensors = (None, B); backward needs
+  // only dY and the weight. With no dropout on the adapters there is then nothing the 4-bit
+  // kernel adds to what torchao's kernel saves; the newest release is the default.
+  const std::string spec = "model=llama2-7b,num_gpus=1,micro_batch=2,seq_length=1024,precision=bf16-true,"
+                           "adapter=qlora,lora_dropout=0.05,recompute=none";
+  const Breakdown torchao = estimate_of(spec + ",nf4_kernel=torchao");
+  for (const std::string release : {"0.43.2", "0.45.0", "1.0"}) {
+    const Breakdown bnb = estimate_of(spec + ",bitsandbytes_version=" + release);
+    EXPECT_DOUBLE_EQ(bnb.stage.activations.per_layer, torchao.stage.activations.per_layer) << release;
+  }
+  EXPECT_FALSE(config_of(spec).nf4_saves_input);
+  EXPECT_EQ(config_of(spec).bitsandbytes_version, "0.49.2");
+  // The release and the field that says it: the field wins.
+  EXPECT_TRUE(config_of(spec + ",bitsandbytes_version=0.45.0,nf4_saves_input=true").nf4_saves_input);
+  EXPECT_FALSE(config_of(spec + ",bitsandbytes_version=0.43.1,nf4_saves_input=false").nf4_saves_input);
+  EXPECT_EQ(error_of(spec + ",bitsandbytes_version=new").field, "bitsandbytes_version");
+  EXPECT_EQ(error_of("model=llama2-7b,adapter=lora,nf4_saves_input=true").field, "nf4_saves_input");
+  EXPECT_TRUE(config_of(spec + ",nf4_kernel=torchao").bitsandbytes_version.empty());
 }
 
 TEST(Ddp, BucketsAreAFullGradientCopy) {

@@ -146,7 +146,8 @@ struct Config {
   bool dora = false;              // DoRA: magnitude vectors, and each target's base output saved
   uint32_t modules_to_save = 0;   // kLoraEmbedding | kLoraLmHead trained in full (PEFT modules_to_save)
   bool kbit_fp32_rest = false;    // QLoRA: the unquantized parameters in fp32 (prepare_model_for_kbit_training)
-  bool nf4_saves_input = false;   // NF4 base through bitsandbytes' MatMul4Bit, which saves each linear's input
+  std::string bitsandbytes_version;  // the release running an NF4 base ("" when bitsandbytes runs none)
+  bool nf4_saves_input = false;   // bitsandbytes' MatMul4Bit saves each linear's input (releases < 0.43.2)
   // Parallelism
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
   bool sp = false;

@@ -85,6 +85,8 @@ struct Request {
   std::optional<std::string> modules_to_save;  // embedding, lm_head: trained in full beside the adapters
   std::optional<bool> kbit_fp32_rest;       // PEFT prepare_model_for_kbit_training: unquantized params in fp32
   std::optional<std::string> nf4_kernel;     // bitsandbytes | torchao: who runs the NF4 matmuls
+  std::optional<std::string> bitsandbytes_version;  // the bitsandbytes release, e.g. "0.43.1"
+  std::optional<bool> nf4_saves_input;       // bitsandbytes' MatMul4Bit keeps each linear's input
   std::optional<double> lora_dropout;       // dropout on the adapters' input (LitGPT 0.05)
   // --- parallelism ---
   std::optional<int64_t> tensor_parallel;

@@ -179,7 +179,7 @@ void config_training(JsonWriter& w, const Config& c) {
   w.key("base_dtype").string(to_string(c.base_dtype)).key("lora_dtype").string(c.adapter_bytes == 4.0 ? "fp32" : "bf16");
   w.key("dora").boolean(c.dora).key("modules_to_save").string(c.modules_to_save ? lora_modules_name(c.modules_to_save) : "");
   w.key("adapter_autocast").boolean(c.adapter_autocast).key("kbit_fp32_rest").boolean(c.kbit_fp32_rest);
-  w.key("nf4_saves_input").boolean(c.nf4_saves_input);
+  w.key("bitsandbytes_version").string(c.bitsandbytes_version).key("nf4_saves_input").boolean(c.nf4_saves_input);
   w.key("logits_upcast").string(c.logits_upcast == LogitsUpcast::kInForward ? "forward" : "loss");
   w.key("logits_shift_copy").boolean(c.logits_shift_copy).key("ddp_full_buckets").boolean(c.ddp_full_buckets);
   w.key("head_dim").integer(c.geo.head_size());

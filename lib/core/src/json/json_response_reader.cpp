@@ -130,6 +130,7 @@ void read_config_training(const json& c, Config& out) {
   }
   out.adapter_autocast = c.value("adapter_autocast", false);
   out.kbit_fp32_rest = c.value("kbit_fp32_rest", false);
+  out.bitsandbytes_version = c.value("bitsandbytes_version", std::string());
   out.nf4_saves_input = c.value("nf4_saves_input", false);
   out.logits_upcast = c.value("logits_upcast", std::string("loss")) == "forward" ? LogitsUpcast::kInForward : LogitsUpcast::kInLoss;
   out.logits_shift_copy = c.value("logits_shift_copy", true);

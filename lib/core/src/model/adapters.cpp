@@ -101,9 +101,9 @@ double modules_saved(const AdapterShape& shape, const StageParams& p) {
 // bitsandbytes keeps each 4-bit weight's QuantState (absmax, the nested absmax, the code) on
 // the module, not in a Parameter, so FSDP and ZeRO-3 neither shard nor offload it: every GPU
 // holds all of it (bitsandbytes 0.43.0 nn/modules.py Params4bit.to, Linear4bit keeps
-// quant_state "for fsdp"). nf4_saves_input is set exactly for bitsandbytes' kernel.
+// quant_state "for fsdp").
 double nf4_quant_state_bytes(const Config& c, const StageParams& p) {
-  if (c.base_dtype != BaseDtype::kNf4 || !c.nf4_saves_input) return 0.0;
+  if (c.base_dtype != BaseDtype::kNf4 || c.bitsandbytes_version.empty()) return 0.0;
   return (kNf4BytesPerParam - 0.5) * p.layer_linear;
 }
 
@@ -141,8 +141,8 @@ ModelStates adapter_states(const Config& c, const StageParams& p) {
   return s;
 }
 
-// bitsandbytes' MatMul4Bit keeps its input A for backward whenever an input needs a gradient
-// (bitsandbytes/autograd/_functions.py MatMul4Bit.forward: ctx.tensors = (A, B)), cast to the
+// bitsandbytes' MatMul4Bit before 0.43.2 keeps its input A for backward whenever an input needs
+// a gradient (bitsandbytes/autograd/_functions.py MatMul4Bit.forward: ctx.tensors = (A, B)), cast to the
 // compute dtype (nn/modules.py Linear4bit.forward): per layer the attention norm's output (read
 // by q, k, v), the attention output (o), the MLP norm's output (gate, up) and the MLP product
 // (down). Where lora_A reads the base input itself, those storages are counted there already.

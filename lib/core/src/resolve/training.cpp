@@ -2,6 +2,7 @@
 // backward, and parameter-efficient adapters.
 #include "choices.h"
 #include "enum_names.h"
+#include "release.h"
 #include "steps.h"
 
 namespace trainfit::resolving {
@@ -9,6 +10,28 @@ namespace {
 
 constexpr Choice<bool> kNf4Kernels[] = {{"bitsandbytes", false}, {"torchao", true}};  // true: torchao
 constexpr Choice<double> kLoraDtypes[] = {{"fp32", 4.0}, {"bf16", 2.0}, {"fp16", 2.0}};
+
+// The newest bitsandbytes release read (its 4-bit matmul unchanged since 0.43.2).
+constexpr const char* kNewestBitsandbytes = "0.49.2";
+
+// bitsandbytes MatMul4Bit.forward (bitsandbytes/autograd/_functions.py) keeps the linear's input
+// for backward up to 0.43.1 (ctx.tensors = (A, B)); from 0.43.2 only the weight ((None, B),
+// PR #1270): backward needs only dX = dY·W^T.
+Result<bool> resolve_bitsandbytes(const Request& r, Config& c, Notes& notes) {
+  const std::string version = r.bitsandbytes_version ? *r.bitsandbytes_version : kNewestBitsandbytes;
+  int release[3];
+  if (!parse_release(version, release)) {
+    return invalid("bitsandbytes_version", "'" + version + "'", "a release number such as 0.43.1");
+  }
+  c.bitsandbytes_version = version;
+  const bool saves = before(release, 0, 43, 2);
+  c.nf4_saves_input = r.nf4_saves_input.value_or(saves);
+  if (!r.bitsandbytes_version && !r.nf4_saves_input) {
+    notes.push_back(std::string("bitsandbytes_version=") + version +
+                    " (the newest modelled: its 4-bit matmul saves no linear's input, as from 0.43.2)");
+  }
+  return true;
+}
 
 Result<bool> resolve_step_shape(const Request& r, Config& c, Notes& notes) {
   Error e;
@@ -153,9 +176,8 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
     }
     c.kbit_fp32_rest = *r.kbit_fp32_rest;
   }
-  // bitsandbytes MatMul4Bit.forward keeps ctx.tensors = (A, B) whenever an input needs a
-  // gradient (bitsandbytes/autograd/_functions.py), so every 4-bit linear saves its input;
-  // torchao's LinearNF4 (torchtune's QLoRA) saves only the NF4 weight (torchao/dtypes/nf4tensor.py).
+  // Who runs an NF4 base: bitsandbytes, or torchao's LinearNF4 (torchtune's QLoRA), which saves
+  // only the NF4 weight (torchao/dtypes/nf4tensor.py).
   bool bitsandbytes = c.framework != Framework::kTorchtune;
   if (r.nf4_kernel) {
     bool torchao = false;
@@ -173,7 +195,13 @@ Result<bool> resolve_adapter(const Request& r, Config& c, Notes& notes) {
   // The base: QLoRA's is NF4 (bitsandbytes Params4bit); a 16-bit base under autocast computes
   // in 16-bit (nothing frozen is fp32), the adapters' matmuls under autocast too.
   if (c.adapter == Adapter::kQlora && c.base_dtype == BaseDtype::kFollow) c.base_dtype = BaseDtype::kNf4;
-  c.nf4_saves_input = bitsandbytes && c.base_dtype == BaseDtype::kNf4;
+  if (bitsandbytes && c.base_dtype == BaseDtype::kNf4) {
+    Result<bool> saves = resolve_bitsandbytes(r, c, notes);
+    if (!saves) return saves;
+  } else if (r.nf4_saves_input && *r.nf4_saves_input) {
+    return make_error(ErrorCode::kInconsistent, "nf4_saves_input",
+                      "nf4_saves_input=true applies to an NF4 base run by bitsandbytes: set adapter=qlora (nf4_kernel=bitsandbytes)");
+  }
   if (c.adapter == Adapter::kQlora && c.base_dtype != BaseDtype::kNf4) {
     return make_error(ErrorCode::kInconsistent, "base_dtype",
                       std::string("base_dtype=") + to_string(c.base_dtype) +
