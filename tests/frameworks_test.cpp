@@ -329,6 +329,23 @@ TEST(Qlora, BitsandbytesFrom0432SavesOnlyTheWeight) {
   EXPECT_TRUE(config_of(spec + ",nf4_kernel=torchao").bitsandbytes_version.empty());
 }
 
+TEST(Qlora, TheWeightBeingMultipliedIsDequantizedWhole) {
+  // bitsandbytes MatMul4Bit.backward: grad_A = grad_output @ dequantize_4bit(B).to(dtype).t();
+  // torchao linear_nf4: weight.to(input.dtype). The widest is the MLP's, 4096 x 11008 in bf16,
+  // split by tensor parallelism; a 16-bit base multiplies by the weight it holds.
+  const std::string spec = "model=llama2-7b,num_gpus=2,micro_batch=1,seq_length=1024,precision=bf16-true,"
+                           "lora_dropout=0,recompute=full,kbit_fp32_rest=false";
+  for (const std::string kernel : {"bitsandbytes", "torchao"}) {
+    const Breakdown nf4 = estimate_of(spec + ",adapter=qlora,nf4_kernel=" + kernel);
+    const Breakdown bf16 = estimate_of(spec + ",adapter=lora,base_dtype=bf16");
+    EXPECT_DOUBLE_EQ(nf4.stage.transients.layer_backward - bf16.stage.transients.layer_backward, 2.0 * 4096 * 11008)
+        << kernel;
+  }
+  const Breakdown tp2 = estimate_of(spec + ",adapter=qlora,tensor_parallel=2");
+  const Breakdown tp2_bf16 = estimate_of(spec + ",adapter=lora,base_dtype=bf16,tensor_parallel=2");
+  EXPECT_DOUBLE_EQ(tp2.stage.transients.layer_backward - tp2_bf16.stage.transients.layer_backward, 4096.0 * 11008);
+}
+
 TEST(Ddp, BucketsAreAFullGradientCopy) {
   // Measured (tests/fidelity/gpu/hf_stack-h200.json): DDP raised the peak by 0.96 x the fp32
   // gradients. trainfit: the buckets equal the gradients of what trains.

@@ -159,6 +159,18 @@ double nf4_saved_inputs_bytes(const Config& c) {
   return std::max(0.0, bytes);
 }
 
+// Neither NF4 kernel multiplies by the packed weight: each dequantizes the whole weight to the
+// compute dtype first, in forward and again for the input's gradient in backward
+// (bitsandbytes autograd/_functions.py MatMul4Bit: F.dequantize_4bit(B, state).to(A.dtype);
+// torchao dtypes/nf4tensor.py linear_nf4: weight.to(input.dtype)). The largest is the MLP's.
+double nf4_dequantized_weight_bytes(const Config& c) {
+  if (c.base_dtype != BaseDtype::kNf4) return 0.0;
+  const Geometry& g = c.geo;
+  const double ffn = g.experts > 0 ? static_cast<double>(g.moe_ffn) : static_cast<double>(g.ffn);
+  const double widest = std::max({ffn, static_cast<double>(g.heads * g.head_size()), static_cast<double>(g.hidden)});
+  return act_bytes(c) * static_cast<double>(g.hidden) * widest / static_cast<double>(c.tp);
+}
+
 double adapter_activation_bytes(const Config& c) {
   if (c.adapter == Adapter::kNone) return 0.0;
   const AdapterShape shape = adapter_shape(c);

@@ -74,6 +74,7 @@ struct AdapterShape {
 AdapterShape adapter_shape(const Config& c);
 double nf4_quant_state_bytes(const Config& c, const StageParams& p);  // bitsandbytes' QuantStates: never sharded
 double nf4_saved_inputs_bytes(const Config& c);  // bitsandbytes 4-bit linears' saved inputs, one layer
+double nf4_dequantized_weight_bytes(const Config& c);  // the 16-bit copy of the 4-bit weight being multiplied
 ModelStates adapter_states(const Config& c, const StageParams& p);  // replaces the full-training states
 double adapter_trainable(const AdapterShape& shape, const StageParams& p);  // adapter parameters on this stage
 double modules_saved(const AdapterShape& shape, const StageParams& p);      // modules_to_save parameters on this stage

@@ -104,7 +104,7 @@ double layer_backward_bytes(const Config& c) {
     const double freed = mlp_saved_bytes(c) + (c.recompute == Recompute::kNone || c.recompute == Recompute::kFull ? act * scores : 0.0);
     bytes = std::max(bytes, 8.0 * scores - freed);
   }
-  return bytes;
+  return bytes + nf4_dequantized_weight_bytes(c);
 }
 
 // The loss on the last stage: logits alive beside the loss in forward (loss_forward), the
