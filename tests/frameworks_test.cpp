@@ -45,6 +45,19 @@ TEST(Frameworks, ExplicitFieldsWinOverPresets) {
   EXPECT_EQ(defaults.recompute, Recompute::kFull);
 }
 
+TEST(Frameworks, TorchtuneCompilesOnlyTheChunkedLoss) {
+  // torchtune v0.3.0-v0.6.1 recipes: training.compile_loss(self._loss_fn) with its result
+  // dropped; CEWithChunkedOutputLoss is compiled in place, any other loss runs eagerly.
+  const std::string spec = kLlama8b + ",framework=torchtune,compile=true";
+  EXPECT_FALSE(config_of(spec + ",loss=standard").compile_loss);
+  EXPECT_TRUE(config_of(spec).compile_loss);  // the chunked default
+  EXPECT_TRUE(config_of(spec + ",loss=chunked").compile_loss);
+  EXPECT_TRUE(config_of(spec + ",loss=standard,compile_loss=true").compile_loss);  // a patched recipe
+  // The eager loss keeps its fp32 log-softmax and its gradient: more than the compiled one.
+  EXPECT_GT(estimate_of(spec + ",loss=standard").stage.transients.loss_backward,
+            estimate_of(spec + ",loss=standard,compile_loss=true").stage.transients.loss_backward);
+}
+
 TEST(Frameworks, EveryFilledValueIsNotedWithItsSource) {
   Request r;
   ASSERT_TRUE(apply_key_values(r, kLlama8b + ",framework=torchtitan").ok());

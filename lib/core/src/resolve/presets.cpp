@@ -119,6 +119,12 @@ std::vector<Default> defaults_of(Framework f, const Request& r) {
       out.push_back({"loss", "chunked", "modules/loss/ce_chunked_output_loss.py CEWithChunkedOutputLoss(num_output_chunks=8)"});
       if (!r.loss || lower(*r.loss) == "chunked") {
         out.push_back({"logits_fp32", "true", "CEWithChunkedOutputLoss: each chunk .float()"});
+      } else if (r.compile && *r.compile) {
+        // The recipes call training.compile_loss(self._loss_fn) and drop what it returns: only
+        // the chunked loss is compiled, in place (compute_cross_entropy); any other runs eagerly.
+        out.push_back({"compile_loss", "false",
+                       "recipes/*_finetune_*.py v0.3.0-v0.6.1: compile_loss's result discarded, a loss other than "
+                       "CEWithChunkedOutputLoss stays eager (training/_compile.py)"});
       }
       out.push_back({"recompute", "full", "recipes/configs/*: enable_activation_checkpointing: True (training/memory.py)"});
       if (multi_gpu) out.push_back({"sharding", "fsdp-full", "training/_distributed.py shard_model: FSDP2 fully_shard"});
