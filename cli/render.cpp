@@ -72,6 +72,7 @@ std::vector<Line> lines(const Response& r) {
       {"transients", "comm_buckets", s.transients.comm_buckets},
       {"transients", "optimizer_step", s.transients.optimizer_step},
       {"transients", "context_parallel", s.transients.context_parallel},
+      {"transients", "held_layer_inputs", s.transients.held_layer_inputs},
       {"overheads", "cuda_context", b.overheads.cuda_context},
       {"overheads", "nccl", b.overheads.nccl},
       {"overheads", "workspaces", b.overheads.workspaces},

@@ -359,6 +359,34 @@ TEST(Qlora, TheWeightBeingMultipliedIsDequantizedWhole) {
   EXPECT_DOUBLE_EQ(tp2.stage.transients.layer_backward - tp2_bf16.stage.transients.layer_backward, 4096.0 * 11008);
 }
 
+TEST(Fsdp1, ReentrantCheckpointAroundFrozenUnitsHoldsEveryLayerInput) {
+  // FSDP1 reshards a frozen unit from register_multi_grad_hook on its inputs; inside HF's
+  // reentrant checkpoint those are detached leaves whose AccumulateGrad the hook's closure
+  // holds: each layer's input (b*s*h*2 bytes, bf16) and its gradient live to the end of
+  // backward. At layer 0's backward the other 79 layers' inputs and gradients are extra:
+  // 2 x 79 x 2 x 4096 x 8192 x 2 bytes for Llama-2-70B at batch 2 x 4096.
+  const std::string spec = "model=llama2-70b,num_gpus=2,gpu=a100,micro_batch=2,seq_length=4096,framework=hf,"
+                           "precision=bf16,adapter=qlora,lora_targets=attention,sharding=fsdp-full,recompute=full";
+  const Config c = config_of(spec);
+  EXPECT_TRUE(c.held_layer_inputs);
+  const Breakdown held = estimate_of(spec);
+  const Breakdown not_held = estimate_of(spec + ",held_layer_inputs=false");
+  const double layer_input = 2.0 * 4096 * 8192 * 2;
+  EXPECT_DOUBLE_EQ(held.stage.transients.held_layer_inputs, 2.0 * 79 * layer_input);
+  EXPECT_DOUBLE_EQ(not_held.stage.transients.held_layer_inputs, 0.0);
+  EXPECT_GT(held.stage.backward_peak, not_held.stage.backward_peak);
+  // Not held: FSDP2, DeepSpeed ZeRO-3, full fine-tuning (the unit's flat parameter trains),
+  // no checkpointing, and LitGPT's units that mix frozen and trainable weights.
+  EXPECT_FALSE(config_of(spec + ",fsdp_version=2").held_layer_inputs);
+  EXPECT_FALSE(config_of(spec + ",sharding=zero").held_layer_inputs);
+  EXPECT_FALSE(config_of("model=llama2-70b,num_gpus=2,gpu=a100,micro_batch=2,seq_length=4096,framework=hf,"
+                         "precision=bf16,sharding=fsdp-full,recompute=full").held_layer_inputs);
+  EXPECT_FALSE(config_of(spec + ",recompute=none").held_layer_inputs);
+  EXPECT_FALSE(config_of(spec + ",frozen_unit_grads=sharded").held_layer_inputs);
+  EXPECT_EQ(error_of(spec + ",sharding=zero,held_layer_inputs=true").field, "held_layer_inputs");
+  EXPECT_EQ(error_of(spec + ",recompute=none,held_layer_inputs=true").field, "held_layer_inputs");
+}
+
 TEST(Ddp, BucketsAreAFullGradientCopy) {
   // Measured (tests/fidelity/gpu/hf_stack-h200.json): DDP raised the peak by 0.96 x the fp32
   // gradients. trainfit: the buckets equal the gradients of what trains.

@@ -155,6 +155,11 @@ struct Config {
   int fsdp_version = 2;  // 1: FullyShardedDataParallel, 2: fully_shard
   bool fsdp_mixed_precision = true;  // FSDP gathers 16-bit parameters (MixedPrecision param_dtype)
   FrozenUnitGrads frozen_unit_grads = FrozenUnitGrads::kNone;  // FSDP1 units mixing frozen and trainable
+  // FSDP1 reshards a frozen unit from a hook on its inputs; when a reentrant checkpoint wraps
+  // the unit (HF's gradient checkpointing over PEFT's wrap policy) those inputs are the
+  // checkpoint's detached leaves, which the hook keeps alive with their gradients until the
+  // end of backward.
+  bool held_layer_inputs = false;
   int zero_stage = 0;
   // min_gpus_to_fit counts whole nodes beyond one. Resolve sets it (kDefaultGpusPerNode
   // when the request does not say); 0 only in Configs built by hand: no node rounding.

@@ -55,6 +55,7 @@ struct Transients {
   double comm_buckets = 0;      // gradient reduce buckets (backward)
   double optimizer_step = 0;    // optimizer temporaries + param all-gather bucket
   double context_parallel = 0;  // ring-attention KV exchange buffers
+  double held_layer_inputs = 0;  // layer inputs and their gradients kept to the end of backward (FSDP1 hook)
 };
 
 struct Overheads {

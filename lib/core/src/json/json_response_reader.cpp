@@ -141,6 +141,7 @@ void read_config_layout(const json& c, Config& out) {
   out.fsdp_version = static_cast<int>(c.value("fsdp_version", int64_t{2}));
   out.fsdp_mixed_precision = c.value("fsdp_mixed_precision", true);
   out.frozen_unit_grads = enum_named<FrozenUnitGrads>(c.value("frozen_unit_grads", std::string("none")));
+  out.held_layer_inputs = c.value("held_layer_inputs", false);
   out.tp = integer(c, "tensor_parallel");
   out.pp = integer(c, "pipeline_parallel");
   out.vpp = integer(c, "virtual_pipeline");

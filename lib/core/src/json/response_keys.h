@@ -41,6 +41,7 @@ inline constexpr Figure<Transients> kTransients[] = {
     {"comm_buckets_gb", &Transients::comm_buckets, kGiB},
     {"optimizer_step_gb", &Transients::optimizer_step, kGiB},
     {"context_parallel_gb", &Transients::context_parallel, kGiB},
+    {"held_layer_inputs_gb", &Transients::held_layer_inputs, kGiB},
 };
 
 inline constexpr Figure<StageMemory> kPhases[] = {

@@ -31,8 +31,12 @@ StageMemory stage_memory(const Config& c, const model::StageParams& p, const Act
   const double grad_per_param = late_grads / std::max(1.0, p.dense + p.experts);
   const double at_loss = saved + x.loss_backward;
   const double at_last_layer = saved - s.activations.logits_loss + grad_per_param * p.head + layer_work;
+  // Layer inputs held by FSDP1's reshard hook (config.h held_layer_inputs): at the first
+  // layer's backward every later layer's input and its gradient are still there.
+  s.transients.held_layer_inputs =
+      c.held_layer_inputs ? 2.0 * static_cast<double>(std::max<int64_t>(0, p.layers - 1)) * s.activations.per_layer : 0.0;
   const double at_first_layer = late_grads - grad_per_param * (p.embedding + p.per_layer) +
-                                s.activations.embedding + layer_work;
+                                s.activations.embedding + layer_work + s.transients.held_layer_inputs;
   s.backward_peak = resident + x.fsdp_units_bwd + (x.comm_buckets - ddp_buckets) + x.context_parallel +
                     std::max({at_loss, at_last_layer, at_first_layer});
   s.optimizer_peak = resident + late_grads + x.optimizer_step;  // activations are freed by then

@@ -12,6 +12,34 @@ namespace {
 constexpr Choice<ReportStage> kReportStages[] = {
     {"critical", ReportStage::kCritical}, {"first", ReportStage::kFirst}, {"last", ReportStage::kLast}};
 
+// FSDP1 registers a frozen unit's reshard hook with register_multi_grad_hook on the unit's
+// inputs (torch 2.x distributed/fsdp/_runtime_utils.py _register_post_backward_reshard_only_hook).
+// Inside a reentrant checkpoint (transformers' gradient_checkpointing_enable: use_reentrant=True,
+// the checkpoint around each wrapped layer) those inputs are the leaves CheckpointFunction.backward
+// detaches, and the hook's closure holds their AccumulateGrad nodes (autograd/graph.py), which
+// hold the leaves: each layer's input and gradient live until _post_backward_final_callback.
+// PEFT's fsdp_auto_wrap_policy (utils/other.py) puts the adapters in units of their own, so
+// the layer units are frozen.
+Result<bool> resolve_held_layer_inputs(const Request& r, Config& c, Notes& notes) {
+  const bool fsdp1 = c.zero_stage == 3 && c.sharding != Sharding::kZero && c.fsdp_version == 1;
+  const bool applies = fsdp1 && c.recompute == Recompute::kFull && c.adapter != Adapter::kNone &&
+                       c.frozen_unit_grads == FrozenUnitGrads::kNone;
+  if (r.held_layer_inputs) {
+    if (*r.held_layer_inputs && !(fsdp1 && c.recompute == Recompute::kFull)) {
+      return make_error(ErrorCode::kInconsistent, "held_layer_inputs",
+                        "held_layer_inputs=true needs FSDP1 (sharding=fsdp-full or fsdp-grad-op, fsdp_version=1) and recompute=full");
+    }
+    c.held_layer_inputs = *r.held_layer_inputs;
+    return true;
+  }
+  c.held_layer_inputs = applies && c.framework == Framework::kHf;
+  if (c.held_layer_inputs) {
+    notes.push_back("held_layer_inputs=true (hf on FSDP1: the reentrant checkpoint's inputs and their gradients are "
+                    "kept to the end of backward by FSDP's reshard hook on frozen layer units)");
+  }
+  return true;
+}
+
 Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   const Geometry& g = c.geo;
   Error e;
@@ -48,6 +76,8 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   }
   if (r.fsdp_mixed_precision) c.fsdp_mixed_precision = *r.fsdp_mixed_precision;
   if (!take_enum(r.frozen_unit_grads, "frozen_unit_grads", kFrozenUnitGrads, &c.frozen_unit_grads, &e)) return e;
+  Result<bool> held = resolve_held_layer_inputs(r, c, notes);
+  if (!held) return held;
   if (c.gpus_per_node == 0) {
     c.gpus_per_node = kDefaultGpusPerNode;
     c.gpus_per_node_assumed = true;
