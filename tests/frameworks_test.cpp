@@ -387,6 +387,24 @@ TEST(Fsdp1, ReentrantCheckpointAroundFrozenUnitsHoldsEveryLayerInput) {
   EXPECT_EQ(error_of(spec + ",recompute=none,held_layer_inputs=true").field, "held_layer_inputs");
 }
 
+TEST(Torchtitan, LossParallelAndTheGatheredHeadInput) {
+  // torch loss_parallel backward, (zeros_like(x).index_put_ + exp(x)) * grad: gradient, exp(x)
+  // and their sum beside the saved fp32 log-softmax: three fp32 vocab-shard buffers in
+  // backward. The head's ColwiseParallel input is all-gathered over the sequence and saved:
+  // 16-bit, b*s*h, not divided by the SP degree.
+  const std::string spec = "model=llama3-8b,num_gpus=8,gpu=h100,micro_batch=2,seq_length=4096,framework=torchtitan,"
+                           "framework_version=0.0,compile=true,tensor_parallel=4,sequence_parallel=true,recompute=full";
+  const Breakdown b = estimate_of(spec);
+  const double tokens = 2.0 * 4096, vocab_shard = 128256.0 / 4;
+  EXPECT_DOUBLE_EQ(b.stage.transients.loss_backward, 3.0 * 4.0 * tokens * vocab_shard);
+  const Breakdown tp1 = estimate_of("model=llama3-8b,num_gpus=8,gpu=h100,micro_batch=2,seq_length=4096,"
+                                    "framework=torchtitan,framework_version=0.0,compile=true,recompute=full");
+  EXPECT_DOUBLE_EQ(tp1.stage.transients.loss_backward, 2.0 * 4.0 * tokens * 128256.0);
+  // Saved at the loss: the fp32 log-softmax shard and the whole gathered head input (the
+  // final norm's own tensors come on top, divided by SP).
+  EXPECT_GT(b.stage.activations.logits_loss, 4.0 * tokens * vocab_shard + 2.0 * tokens * 4096);
+}
+
 TEST(Ddp, BucketsAreAFullGradientCopy) {
   // Measured (tests/fidelity/gpu/hf_stack-h200.json): DDP raised the peak by 0.96 x the fp32
   // gradients. trainfit: the buckets equal the gradients of what trains.

@@ -234,8 +234,13 @@ double logits_loss_bytes(const Config& c) {
   const bool trained_head = ((c.lora_modules | c.modules_to_save) & kLoraLmHead) != 0;
   // Final norm + LM-head input (Korthikanti: 4sbh/t with SP). A frozen head saves no
   // input and its norm no normalized tensor (measured).
-  double bytes = !frozen     ? (norm_bytes_per_token(c) + gemm_input * hidden) * tokens_here / sp
-                 : trained_head ? (frozen_norm_bytes_per_token(c) + gemm_input * hidden) * tokens_here / sp  // the head's input
+  // torchtitan's TP (DTensor ColwiseParallel on `output`, input_layouts=Shard(1)) all-gathers
+  // the norm output before the matmul, which saves the gathered 16-bit input; Float8 skips the
+  // head (parallelisms/parallelize_llama.py apply_tp; float8.py module_filter_fn).
+  const bool gathered_head_input = c.framework == Framework::kTorchtitan && c.sp;
+  const double head_input = gathered_head_input ? act * hidden * tokens_here : gemm_input * hidden * tokens_here / sp;
+  double bytes = !frozen     ? norm_bytes_per_token(c) * tokens_here / sp + head_input
+                 : trained_head ? frozen_norm_bytes_per_token(c) * tokens_here / sp + head_input  // the head's input
                                 : frozen_norm_bytes_per_token(c) * tokens_here / sp;
   // HF shifts labels: the loss sees s-1 positions per sequence.
   const double loss_tokens = shifts_logits(c) ? tokens_here - static_cast<double>(c.micro_batch) : tokens_here;
