@@ -237,7 +237,7 @@ double logits_loss_bytes(const Config& c) {
   // torchtitan's TP (DTensor ColwiseParallel on `output`, input_layouts=Shard(1)) all-gathers
   // the norm output before the matmul, which saves the gathered 16-bit input; Float8 skips the
   // head (parallelisms/parallelize_llama.py apply_tp; float8.py module_filter_fn).
-  const bool gathered_head_input = c.framework == Framework::kTorchtitan && c.sp;
+  const bool gathered_head_input = dtensor_tp(c) && c.sp;
   const double head_input = gathered_head_input ? act * hidden * tokens_here : gemm_input * hidden * tokens_here / sp;
   double bytes = !frozen     ? norm_bytes_per_token(c) * tokens_here / sp + head_input
                  : trained_head ? frozen_norm_bytes_per_token(c) * tokens_here / sp + head_input  // the head's input

@@ -122,5 +122,8 @@ inline bool shifts_logits(const Config& c) { return c.logits_shift_copy; }
 inline bool ddp_reduces(const Config& c) { return c.zero_stage == 0 || c.sharding == Sharding::kZeroRedundancy; }
 // Divisor of tensors in the "replicated" region: sequence parallelism splits them by t.
 inline double sp_divisor(const Config& c) { return c.sp ? static_cast<double>(c.tp) : 1.0; }
+// Tensor parallelism through torch DTensor plans (torchtitan): loss parallel, and the LM head's
+// ColwiseParallel input gathered over the sequence.
+inline bool dtensor_tp(const Config& c) { return c.framework == Framework::kTorchtitan && c.tp > 1; }
 
 }  // namespace trainfit::model

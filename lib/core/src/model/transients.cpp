@@ -145,8 +145,7 @@ void loss_buffers(const Config& c, Transients& x) {
         // and log_softmax's backward in one handler, (zeros_like(x).index_put_ + exp(x)) *
         // grad: the gradient, exp(x) and their sum beside the saved x, one buffer more
         // (torch/distributed/tensor/parallel/loss.py _nll_loss_and_log_softmax_backward).
-        const bool loss_parallel = c.framework == Framework::kTorchtitan && c.tp > 1;
-        if (loss_parallel) x.loss_backward += softmax_bytes * shifted * vocab;
+        if (dtensor_tp(c)) x.loss_backward += softmax_bytes * shifted * vocab;
       } else {
         // Megatron's vocab-parallel CE (core/tensor_parallel/cross_entropy.py): the fp32
         // upcast becomes the saved softmax in place (exp_, div_), and backward turns that
