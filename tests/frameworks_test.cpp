@@ -225,6 +225,20 @@ TEST(LoraTargets, QuantizedBasesCountTheirPackedBytes) {
   EXPECT_NEAR(nf4.stage.states.weights - gptq.stage.states.weights, layer_linear * (nf4_bytes - (4.0 + 20.0 / 128) / 8), 1.0);
 }
 
+TEST(LoraTargets, FsdpGathersAFourBitBaseAsItIsStored) {
+  // fms-acceleration (accelerated-peft autogptq_utils.py) views GPTQ's packed int32 tensors as
+  // 16-bit Parameters, so FSDP shards and all-gathers the packed bytes, as it does NF4 in its
+  // quant_storage: the current and the prefetched layer are (4 + 20/128) / 8 bytes per
+  // parameter, not 2. Llama-2-70B layer: 8192 x (8192 + 1024 + 1024 + 8192) + 3 x 8192 x 28672
+  // linear weights and 2 x 8192 norm weights; FSDP1's root unit stays gathered in 16 bits.
+  const std::string spec = "model=llama2-70b,num_gpus=2,gpu=a100,micro_batch=2,seq_length=4096,framework=hf,"
+                           "precision=fp16,adapter=lora,base_dtype=gptq,lora_targets=attention,sharding=fsdp-full";
+  const Breakdown b = estimate_of(spec);
+  const double layer = 8192.0 * (8192 + 1024 + 1024 + 8192) + 3.0 * 8192 * 28672 + 2.0 * 8192;
+  const double root = 2.0 * (2.0 * 32000 * 8192 + 8192);  // FSDP1's root unit: embedding, head, final norm
+  EXPECT_NEAR(b.stage.transients.fsdp_units_fwd, 2.0 * layer * (4.0 + 20.0 / 128) / 8 + root, 1e-6 * root);
+}
+
 TEST(FrameworkVersion, TransformersReleasesDecideTheLogitsAndTheBase) {
   const std::string hf = "model=llama3-8b,seq_length=4096,micro_batch=1,num_gpus=1,gpu=h200,framework=hf";
   const Config v445 = config_of(hf + ",framework_version=4.45,adapter=lora");
@@ -427,6 +441,23 @@ TEST(Ddp, ZeroRedundancyOptimizerShardsOnlyTheOptimizer) {
   EXPECT_DOUBLE_EQ(z.stage.states.grads, 4.0 * n);
   EXPECT_DOUBLE_EQ(z.stage.transients.comm_buckets, 4.0 * n);
   EXPECT_EQ(error_of(spec + ",sharding=zero-redundancy,zero_stage=2").field, "zero_stage");
+}
+
+TEST(Zero3, TheIpgBucketIsAllocatedWithTheOptimizerAndKept) {
+  // DeepSpeed stage3.py (v0.14.0) allocates __ipg_bucket_flat_buffer, reduce_bucket_size = 5e8
+  // elements in the model's dtype, when the optimizer is built: 1e9 bytes under bf16, in the
+  // forward as in the backward, and as large for LoRA's few trainable weights as for the model.
+  const std::string spec = "model=llama2-70b,seq_length=2048,micro_batch=1,num_gpus=8,gpu=h100,framework=deepspeed,"
+                           "precision=bf16,zero_stage=3,sharding=zero,recompute=full";
+  const Breakdown full = estimate_of(spec);
+  const Breakdown lora = estimate_of(spec + ",adapter=lora,lora_targets=all-linear");
+  EXPECT_DOUBLE_EQ(full.stage.transients.comm_buckets, 1e9);
+  EXPECT_DOUBLE_EQ(lora.stage.transients.comm_buckets, 1e9);
+  const Breakdown z2 = estimate_of(spec + ",zero_stage=2");
+  const Breakdown z3 = estimate_of(spec + ",adapter=lora,lora_targets=all-linear,recompute=none,micro_batch=4");
+  // Resident: the optimizer-step peak (activations freed) holds it too.
+  EXPECT_GE(z3.stage.optimizer_peak - z3.stage.states.total(), 1e9);
+  EXPECT_DOUBLE_EQ(z2.stage.transients.comm_buckets, 5e8 * 2.0);  // ZeRO-2's reduce bucket: unchanged
 }
 
 TEST(Fsdp, CpuOffloadTakesTheOptimizerAlong) {

@@ -20,9 +20,11 @@ StageMemory stage_memory(const Config& c, const model::StageParams& p, const Act
   const double late_grads = model::grads_persist(c) ? 0.0 : s.states.grads;
   const double saved = s.activations.total();
   const double layer_work = x.recompute + x.layer_backward;
-  // PyTorch DDP's buckets exist from its construction on: in every phase, not only backward.
-  const double ddp_buckets = c.ddp_full_buckets && model::ddp_reduces(c) ? x.comm_buckets : 0.0;
-  const double resident = s.states.total() - late_grads + x.held_logits + ddp_buckets;
+  // PyTorch DDP's buckets and ZeRO-3's IPG bucket exist from their construction on: in every
+  // phase, not only backward.
+  const bool kept = (c.ddp_full_buckets && model::ddp_reduces(c)) || model::zero3_ipg_bucket(c);
+  const double kept_buckets = kept ? x.comm_buckets : 0.0;
+  const double resident = s.states.total() - late_grads + x.held_logits + kept_buckets;
   s.forward_peak = resident + saved + x.fsdp_units_fwd + x.loss_forward + x.context_parallel;
   // Backward frees saved activations as it allocates gradients, layer by layer, so the
   // peak is at the loss backward (everything saved, no gradients yet), at the last
@@ -37,7 +39,7 @@ StageMemory stage_memory(const Config& c, const model::StageParams& p, const Act
       c.held_layer_inputs ? 2.0 * static_cast<double>(std::max<int64_t>(0, p.layers - 1)) * s.activations.per_layer : 0.0;
   const double at_first_layer = late_grads - grad_per_param * (p.embedding + p.per_layer) +
                                 s.activations.embedding + layer_work + s.transients.held_layer_inputs;
-  s.backward_peak = resident + x.fsdp_units_bwd + (x.comm_buckets - ddp_buckets) + x.context_parallel +
+  s.backward_peak = resident + x.fsdp_units_bwd + (x.comm_buckets - kept_buckets) + x.context_parallel +
                     std::max({at_loss, at_last_layer, at_first_layer});
   s.optimizer_peak = resident + late_grads + x.optimizer_step;  // activations are freed by then
   s.tensor_peak = std::max({s.forward_peak, s.backward_peak, s.optimizer_peak});

@@ -120,6 +120,8 @@ inline bool shifts_logits(const Config& c) { return c.logits_shift_copy; }
 // ZeroRedundancyOptimizer, which shards only the optimizer over a DDP model
 // (torch/distributed/optim/zero_redundancy_optimizer.py).
 inline bool ddp_reduces(const Config& c) { return c.zero_stage == 0 || c.sharding == Sharding::kZeroRedundancy; }
+// DeepSpeed ZeRO-3's gradient bucket, allocated with the optimizer and kept (transients.cpp).
+inline bool zero3_ipg_bucket(const Config& c) { return c.zero_stage == 3 && c.sharding == Sharding::kZero; }
 // Divisor of tensors in the "replicated" region: sequence parallelism splits them by t.
 inline double sp_divisor(const Config& c) { return c.sp ? static_cast<double>(c.tp) : 1.0; }
 // Tensor parallelism through torch DTensor plans (torchtitan): loss parallel, and the LM head's

@@ -25,10 +25,16 @@ double gathered_bytes(const Config& c, const StateBytes& b) {
 void fsdp_units(const Config& c, const StageParams& p, const StateBytes& b, Transients& x) {
   const double gathered = gathered_bytes(c, b);
   const double all = p.dense + p.experts;
-  // QLoRA gathers NF4 layers: the largest unit in bytes is then a 16-bit (un)embedding.
-  const double unit_bytes = c.adapter == Adapter::kQlora
-                                ? std::max(kNf4BytesPerParam * p.per_layer, gathered * std::max(p.embedding, p.head))
-                                : gathered * p.largest_unit;
+  // A 4-bit base is gathered as it is stored: bitsandbytes' NF4 in its quant_storage dtype,
+  // GPTQ's packed int32 viewed as 16-bit Parameters (fms-acceleration accelerated-peft
+  // autogptq_utils.py, build_patch_to_view_tensor_to_parameter_for_fsdp_gptq). The largest
+  // unit in bytes is then a 16-bit (un)embedding, unless FSDP1 keeps those in its root unit.
+  double linear = 0, rest = 0;
+  if (c.adapter != Adapter::kNone) base_bytes(c, &linear, &rest);
+  const bool four_bit = c.adapter != Adapter::kNone && linear < 1.0;
+  const bool root_unit = c.fsdp_version == 1 && c.sharding != Sharding::kZero;
+  const double vocab_unit = root_unit ? 0.0 : gathered * std::max(p.embedding, p.head);
+  const double unit_bytes = four_bit ? std::max(linear * p.per_layer, vocab_unit) : gathered * p.largest_unit;
   if (c.zero_stage == 3 && c.sharding != Sharding::kZero && c.pp > 1) {
     // FSDP under pipeline parallelism (torchtitan parallelize.py apply_fsdp: no reshard
     // after forward with PP; torch.distributed.pipelining stage.py
@@ -47,7 +53,7 @@ void fsdp_units(const Config& c, const StageParams& p, const StateBytes& b, Tran
     // blocks: embedding, final norm, LM head), so it stays gathered through the step
     // (torch/distributed/fsdp/_runtime_utils.py: the root is not resharded after forward);
     // with CPU offload each unit's shard is also copied to the GPU before its all-gather.
-    if (c.fsdp_version == 1 && c.sharding != Sharding::kZero) {
+    if (root_unit) {
       const double root = gathered * (p.embedding + p.head);
       const double shard = c.offload_params ? unit_bytes / static_cast<double>(dense_shard_group(c)) : 0.0;
       x.fsdp_units_fwd += root + shard;
@@ -63,9 +69,7 @@ void fsdp_units(const Config& c, const StageParams& p, const StateBytes& b, Tran
     if (c.frozen_unit_grads != FrozenUnitGrads::kNone) {
       // ...unless it mixes frozen and trainable weights (config.h FrozenUnitGrads): the
       // current unit's whole gradient, in its stored dtype, before it is reduced or added.
-      double stored = 0, rest = 0;
-      base_bytes(c, &stored, &rest);
-      x.fsdp_units_bwd += stored * p.per_layer;
+      x.fsdp_units_bwd += linear * p.per_layer;
     }
   }
 }
@@ -203,6 +207,13 @@ double comm_buckets(const Config& c, const StageParams& p, const StateBytes& b, 
     // gradient_as_bucket_view=True under zero_grad(set_to_none=True); torch 1.13 on the CPU
     // (tests/fidelity, gloo): exactly the gradients, allocated at construction.
     if (c.ddp_full_buckets) x.comm_buckets = trainable * grad_bytes;
+  }
+  if (zero3_ipg_bucket(c)) {
+    // ZeRO-3 with contiguous_gradients (the default) allocates its IPG bucket when the optimizer
+    // is built and keeps it: reduce_bucket_size (default 5e8) elements in the model's dtype,
+    // whatever the trainable size (deepspeed/runtime/zero/stage3.py v0.14.0,
+    // __ipg_bucket_flat_buffer; zero/config.py reduce_bucket_size).
+    x.comm_buckets = 5e8 * (c.precision == Precision::kFp32 ? 4.0 : 2.0);
   }
   double allgather_bucket = 0;
   if (data_parallel && c.sharding == Sharding::kZero && (c.zero_stage == 1 || c.zero_stage == 2)) {
