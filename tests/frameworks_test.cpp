@@ -460,6 +460,46 @@ TEST(Zero3, TheIpgBucketIsAllocatedWithTheOptimizerAndKept) {
   EXPECT_DOUBLE_EQ(z2.stage.transients.comm_buckets, 5e8 * 2.0);  // ZeRO-2's reduce bucket: unchanged
 }
 
+TEST(Moe, TransformersLoopOverTheExperts) {
+  // transformers' MixtralSparseMoeBlock runs the experts one after another and adds each back
+  // with index_add_, whose backward expands the gradient as its source (derivatives.yaml
+  // index_add): each routed copy's weighted output is saved, k x h in the residual dtype (bf16
+  // here), with its token index (16 bytes: the where() storage of slot and token, int64).
+  const std::string spec = "model=mixtral-8x7b,num_gpus=8,zero_stage=1,seq_length=4096,micro_batch=1,precision=bf16,"
+                           "recompute=none,attention=flash";
+  const Config hf = config_of(spec + ",framework=hf");
+  EXPECT_TRUE(hf.moe_expert_loop);
+  EXPECT_FALSE(config_of(spec + ",framework=megatron").moe_expert_loop);
+  const Breakdown loop = estimate_of(spec + ",moe_expert_loop=true");
+  const Breakdown grouped = estimate_of(spec + ",moe_expert_loop=false");
+  const double tokens = 4096, layers = 32;
+  EXPECT_NEAR(loop.stage.activations.per_layer - grouped.stage.activations.per_layer,
+              tokens * (2.0 * 2 * 4096 + 16.0 * 2), 1.0);
+  // Backward finishes one expert before the next: one expert's share (k/E of the tokens) of the
+  // two F-wide gradients, 2 x 2 bytes x 4096 x 2/8 x 14336, not all eight experts' at once;
+  // the trainable experts' weight gradients meanwhile come on top (Moe.ExpertGradients...).
+  const double all_experts = 2.0 * 2 * tokens * 2 * 14336, one_share = all_experts / 8;
+  const Breakdown frozen_loop = estimate_of(spec + ",moe_expert_loop=true,adapter=lora,lora_targets=attention");
+  const Breakdown frozen_grouped = estimate_of(spec + ",moe_expert_loop=false,adapter=lora,lora_targets=attention");
+  EXPECT_NEAR(frozen_grouped.stage.transients.layer_backward - frozen_loop.stage.transients.layer_backward,
+              all_experts - one_share, 1.0);
+  (void)layers;
+}
+
+TEST(Moe, ExpertGradientsOutgrowWhatFinishedExpertsFree) {
+  // Full training in the loop: expert e's weight gradients (3 x 4096 x 14336) appear as its
+  // saved tensors go; at the last expert E x g - (E-1) x s are there beyond the layer's start
+  // (measured on the CPU: tests/fidelity, "llama MoE 8 experts, wide").
+  const std::string spec = "model=mixtral-8x7b,num_gpus=8,zero_stage=1,seq_length=4096,micro_batch=1,precision=bf16,"
+                           "recompute=full,attention=flash,framework=hf";
+  // hf's bf16 is autocast over fp32 weights: fp32 gradients, and a bf16 copy of each weight saved.
+  const double g = 4.0 * 3 * 4096 * 14336;
+  const double growth = estimate_of(spec).stage.transients.layer_backward -
+                        estimate_of(spec + ",zero_stage=2").stage.transients.layer_backward;  // ZeRO-2: none
+  EXPECT_GE(growth, g);      // at least the last expert's own
+  EXPECT_LT(growth, 8 * g);  // less than all eight: the finished experts' saved tensors are gone
+}
+
 TEST(Fsdp, CpuOffloadTakesTheOptimizerAlong) {
   // FSDP's CPU offload: sharded parameters, gradients, and the optimizer built on them on the CPU.
   const std::string spec = "model=llama3-8b,seq_length=2048,micro_batch=1,num_gpus=8,gpu=a100-80g,precision=bf16-amp,"

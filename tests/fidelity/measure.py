@@ -72,7 +72,8 @@ def build(geo, precision, recompute, device, attention="eager", hf=False, recomp
     else:
         model = Decoder(geo["arch"], geo["layers"], geo["hidden"], geo["heads"], geo["kv_heads"], geo["ffn"],
                         geo["vocab"], positions=geo["seq"], recompute=recompute, attention=attention,
-                        recompute_every=recompute_every, logits=logits).to(device)
+                        recompute_every=recompute_every, logits=logits,
+                        moe=(geo["experts"], geo["top_k"], geo["moe_ffn"]) if geo.get("experts") else None).to(device)
     trainable = None
     flags = set(lora[2:]) if lora is not None else set()
     if lora is not None:

@@ -3,7 +3,8 @@
 Llama-style (modeling_llama.py, eager attention): RMSNorm computed in fp32 and cast back,
 then multiplied by its weight; RoPE with rotate_half; GQA via repeat_kv; eager attention
 with the softmax in fp32; SwiGLU MLP; untied lm_head; logits upcast to fp32 for the loss;
-cross-entropy on shifted labels. GPT-2-style (modeling_gpt2.py): LayerNorm, GeLU MLP, MHA,
+cross-entropy on shifted labels; optionally Mixtral's sparse MoE block in place of the MLP
+(modeling_mixtral.py: a loop over the experts). GPT-2-style (modeling_gpt2.py): LayerNorm, GeLU MLP, MHA,
 learned positions, tied embeddings, no dropout.
 
 LoRA (LoRALinear, apply_lora): PEFT's lora.Linear with dropout 0 - a frozen base plus
@@ -281,13 +282,41 @@ class SwiGLU(nn.Module):
         return sac_linear(self.down_proj, gate * sac_linear(self.up_proj, x, "w3", sac), "w2", sac)
 
 
+class SparseMoE(nn.Module):
+    """After transformers' MixtralSparseMoeBlock (4.48): an fp32 softmax router, top-k with the
+    weights renormalized in place, then a Python loop over the experts, each a SwiGLU MLP run on
+    the tokens routed to it and added back with index_add_."""
+
+    def __init__(self, hidden, moe_ffn, experts, top_k):
+        super().__init__()
+        self.gate = nn.Linear(hidden, experts, bias=False)
+        self.experts = nn.ModuleList(SwiGLU(hidden, moe_ffn) for _ in range(experts))
+        self.top_k = top_k
+
+    def forward(self, x, sac=None):
+        b, s, h = x.shape
+        flat = x.view(-1, h)
+        weights = F.softmax(self.gate(flat), dim=1, dtype=torch.float)
+        weights, chosen = torch.topk(weights, self.top_k, dim=-1)
+        weights /= weights.sum(dim=-1, keepdim=True)
+        weights = weights.to(flat.dtype)
+        out = torch.zeros((b * s, h), dtype=flat.dtype, device=flat.device)
+        routed = F.one_hot(chosen, num_classes=len(self.experts)).permute(2, 1, 0)
+        for e, expert in enumerate(self.experts):
+            slot, token = torch.where(routed[e])
+            y = expert(flat[None, token].reshape(-1, h)) * weights[token, slot, None]
+            out.index_add_(0, token, y.to(flat.dtype))
+        return out.reshape(b, s, h)
+
+
 class LlamaLayer(nn.Module):
-    def __init__(self, hidden, heads, kv_heads, ffn, attention="eager"):
+    def __init__(self, hidden, heads, kv_heads, ffn, attention="eager", moe=None):
         super().__init__()
         self.input_layernorm = RMSNorm(hidden)
         self.self_attn = LlamaAttention(hidden, heads, kv_heads, attention=attention)
         self.post_attention_layernorm = RMSNorm(hidden)
-        self.mlp = SwiGLU(hidden, ffn)
+        # moe = (experts, top_k, expert ffn): Mixtral's sparse block in place of the MLP
+        self.mlp = SwiGLU(hidden, ffn) if moe is None else SparseMoE(hidden, moe[2], moe[0], moe[1])
 
     def forward(self, x, cos, sin, mask, sac=None):
         x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask, sac)
@@ -347,7 +376,7 @@ class Decoder(nn.Module):
     """arch: 'llama' or 'gpt2'. Returns (loss, fp32 logits) like HF's CausalLMOutput."""
 
     def __init__(self, arch, layers, hidden, heads, kv_heads, ffn, vocab, positions=0, recompute=False,
-                 attention="eager", recompute_every=1, logits="loss"):
+                 attention="eager", recompute_every=1, logits="loss", moe=None):
         super().__init__()
         # logits: where the fp32 upcast happens - "loss" (HF 4.46-4.48, shifted copy), "forward"
         # (HF < 4.46: LlamaForCausalLM.forward upcasts, the 16-bit logits are freed at once),
@@ -360,7 +389,7 @@ class Decoder(nn.Module):
         self.arch, self.recompute, self.recompute_every, self.heads = arch, recompute, recompute_every, heads
         self.embed_tokens = nn.Embedding(vocab, hidden)
         if arch == "llama":
-            self.layers = nn.ModuleList(LlamaLayer(hidden, heads, kv_heads, ffn, attention) for _ in range(layers))
+            self.layers = nn.ModuleList(LlamaLayer(hidden, heads, kv_heads, ffn, attention, moe) for _ in range(layers))
             self.norm = RMSNorm(hidden)
             self.lm_head = nn.Linear(hidden, vocab, bias=False)
         else:

@@ -26,6 +26,7 @@ import torch  # noqa: E402
 import measure  # noqa: E402
 
 LLAMA = dict(arch="llama", layers=2, hidden=256, heads=8, kv_heads=2, ffn=704, vocab=4096, seq=256, batch=2)
+MOE_WIDE = dict(LLAMA, vocab=512, experts=8, top_k=2, moe_ffn=1408)
 GPT2 = dict(arch="gpt2", layers=2, hidden=256, heads=4, kv_heads=4, ffn=1024, vocab=4096, seq=256, batch=2)
 
 # Each varies one thing from a base so that every term is separated.
@@ -41,6 +42,8 @@ GEOMETRIES = [
     ("llama 4 layers", dict(LLAMA, layers=4)),
     ("llama hidden 512", dict(LLAMA, hidden=512, heads=8, kv_heads=4, ffn=1376)),
     ("llama 16 heads", dict(LLAMA, heads=16, kv_heads=4)),
+    ("llama MoE 4 experts top-2", dict(LLAMA, experts=4, top_k=2, moe_ffn=352)),
+    ("llama MoE 8 experts, wide, vocab 512", MOE_WIDE),
     ("gpt2 base", GPT2),
     ("gpt2 seq 512", dict(GPT2, seq=512)),
 ]
@@ -67,6 +70,7 @@ CONVENTIONS = [
         ("llama base", LLAMA, dict(lora=(8, "qv", "embedding", "lm_head"))),
         ("llama base", LLAMA, dict(recompute="op")),
         ("llama 4 layers", dict(LLAMA, layers=4), dict(recompute="full", recompute_every=2)),
+        ("llama MoE 8 experts, wide, vocab 512, batch 8", dict(MOE_WIDE, batch=8), dict(lora=(8, "qv"))),
     ]
     for precision in ("bf16", "bf16-amp") if not (options.get("ddp") and precision == "bf16")
 ] + [
@@ -182,6 +186,9 @@ def request_for(geo, precision, recompute, held_logits=True, lora=None, recomput
             r["modules_to_save"] = "+".join(saved)
         if "bf16-base" in flags:
             r.update(base_dtype="bf16", lora_dtype="fp32")
+    if geo.get("experts"):
+        r.update(num_experts=geo["experts"], experts_per_token=geo["top_k"], moe_ffn_hidden=geo["moe_ffn"],
+                 moe_expert_loop=True)
     if geo["arch"] == "gpt2":
         r.update(mlp="gelu", norm="layernorm", bias="all", tied_embeddings=True, learned_positions=geo["seq"])
     else:

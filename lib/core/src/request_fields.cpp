@@ -87,6 +87,7 @@ const std::vector<Row>& rows() {
       {{"held_logits", "held-logits", FieldKind::kBool, "true|false", "the logits stay referenced through backward (a loop that keeps the model output)", FieldGroup::kTraining}, &Request::held_logits},
       {{"logits_upcast", "logits-upcast", FieldKind::kString, "loss|forward", "where the logits are upcast to fp32: in the loss (both copies alive) or in the model's forward (the 16-bit logits freed at once)", FieldGroup::kTraining}, &Request::logits_upcast},
       {{"logits_shift_copy", "logits-shift-copy", FieldKind::kBool, "true|false", "the loss copies the shifted logits (HF before 4.49)", FieldGroup::kTraining}, &Request::logits_shift_copy},
+      {{"moe_expert_loop", "moe-expert-loop", FieldKind::kBool, "true|false", "MoE: the experts run one after another in a Python loop, each added back with index_add_ (transformers' MixtralSparseMoeBlock; default true for hf): each weighted expert output is saved, and backward holds one expert's gradients at a time", FieldGroup::kTraining}, &Request::moe_expert_loop},
       {{"ddp_full_buckets", "ddp-full-buckets", FieldKind::kBool, "true|false", "PyTorch DDP: gradient buckets as large as the gradients, kept through the step", FieldGroup::kTraining}, &Request::ddp_full_buckets},
       // parameter-efficient fine-tuning
       {{"adapter", "adapter", FieldKind::kString, "none|lora|qlora", "train low-rank adapters on a frozen base (qlora: 4-bit NF4 base)", FieldGroup::kAdapters}, &Request::adapter},

@@ -134,6 +134,10 @@ struct Config {
   Loss loss = Loss::kStandard;
   LogitsUpcast logits_upcast = LogitsUpcast::kInLoss;
   bool logits_shift_copy = true;  // the loss copies the shifted logits (HF < 4.49, eager ops)
+  // MoE experts run one after another in a Python loop, each added back with index_add_
+  // (transformers' MixtralSparseMoeBlock): index_add_ saves each weighted expert output, and
+  // backward holds one expert's gradients at a time.
+  bool moe_expert_loop = false;
   bool ddp_full_buckets = false;  // PyTorch DDP: gradient buckets as large as the gradients
   // Adapters
   Adapter adapter = Adapter::kNone;

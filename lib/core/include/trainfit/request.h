@@ -74,6 +74,7 @@ struct Request {
   std::optional<bool> compile_loss;    // the loss compiled too (default: as compile)
   std::optional<std::string> logits_upcast;  // loss | forward: where the fp32 upcast happens
   std::optional<bool> logits_shift_copy;     // the loss copies the shifted logits
+  std::optional<bool> moe_expert_loop;       // MoE experts in a Python loop with index_add_ (HF)
   std::optional<bool> ddp_full_buckets;      // PyTorch DDP's buckets hold a full gradient copy
   // --- parameter-efficient fine-tuning ---
   std::optional<std::string> adapter;  // none | lora | qlora

@@ -182,6 +182,7 @@ void config_training(JsonWriter& w, const Config& c) {
   w.key("bitsandbytes_version").string(c.bitsandbytes_version).key("nf4_saves_input").boolean(c.nf4_saves_input);
   w.key("logits_upcast").string(c.logits_upcast == LogitsUpcast::kInForward ? "forward" : "loss");
   w.key("logits_shift_copy").boolean(c.logits_shift_copy).key("ddp_full_buckets").boolean(c.ddp_full_buckets);
+  w.key("moe_expert_loop").boolean(c.moe_expert_loop);
   w.key("head_dim").integer(c.geo.head_size());
 }
 

@@ -134,6 +134,7 @@ void read_config_training(const json& c, Config& out) {
   out.nf4_saves_input = c.value("nf4_saves_input", false);
   out.logits_upcast = c.value("logits_upcast", std::string("loss")) == "forward" ? LogitsUpcast::kInForward : LogitsUpcast::kInLoss;
   out.logits_shift_copy = c.value("logits_shift_copy", true);
+  out.moe_expert_loop = c.value("moe_expert_loop", false);
   out.ddp_full_buckets = c.value("ddp_full_buckets", false);
 }
 

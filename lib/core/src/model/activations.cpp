@@ -32,6 +32,12 @@ double frozen_norm_bytes_per_token(const Config& c) {
   return norm_bytes_per_token(c) - (eager_rmsnorm ? residual_bytes(c) * static_cast<double>(c.geo.hidden) : 0.0);
 }
 
+// Under autocast with an fp32 residual each projection casts its input itself (autocast
+// caches only leaf weights); torch.compile casts once (common-subexpression elimination).
+bool per_consumer_cast(const Config& c) {
+  return c.ops == Ops::kEager && !c.compile && residual_bytes(c) > gemm_input_bytes(c);
+}
+
 // Saved activations of one MLP / MoE block per token, excluding its input.
 double mlp_bytes_per_token(const Config& c) {
   const Geometry& g = c.geo;
@@ -51,11 +57,34 @@ double mlp_bytes_per_token(const Config& c) {
   // and k expert outputs kept for the weighted combine; a shared expert is a dense MLP every
   // token runs through (Qwen2MoeSparseMoeBlock, DeepseekV3MoE).
   const double h = static_cast<double>(g.hidden), k = static_cast<double>(g.top_k);
-  const double moe = 4.0 * static_cast<double>(g.experts) + k * Ain * h + k * dense(static_cast<double>(g.moe_ffn)) +
-                     k * A * h + (g.shared_ffn > 0 ? dense(static_cast<double>(g.shared_ffn)) : 0.0);
+  double moe = 4.0 * static_cast<double>(g.experts) + k * Ain * h + k * dense(static_cast<double>(g.moe_ffn)) +
+               k * A * h + (g.shared_ffn > 0 ? dense(static_cast<double>(g.shared_ffn)) : 0.0);
+  if (c.moe_expert_loop) {
+    // transformers' loop (modeling_mixtral.py MixtralSparseMoeBlock): index_add_ saves each
+    // weighted expert output, in the residual stream's dtype (its backward expands the
+    // gradient as the source: derivatives.yaml index_add), with the routed token indices;
+    // under autocast gate and up each cast the dispatched copy themselves.
+    moe += k * residual_bytes(c) * h + 16.0 * k;
+    if (per_consumer_cast(c) && g.mlp == Mlp::kSwiGlu) moe += k * Ain * h;
+  }
   // Leading dense layers (DeepSeek first_k_dense_replace): the mean over the model's layers.
   const double layers = static_cast<double>(g.layers), moe_layers = static_cast<double>(g.moe_layers());
   return (moe_layers * moe + (layers - moe_layers) * dense(static_cast<double>(g.ffn))) / layers;
+}
+
+// What a frozen MLP does not save per token: the linears' inputs, which only their weights'
+// gradients need (measured, tests/fidelity): down's input; in an MoE block also each dispatched
+// copy of the token (the experts' gate and up read it). Averaged over the layers, like
+// mlp_bytes_per_token.
+double frozen_mlp_inputs_per_token(const Config& c) {
+  const Geometry& g = c.geo;
+  const double Ain = gemm_input_bytes(c), t = static_cast<double>(c.tp);
+  if (g.experts == 0) return Ain * static_cast<double>(g.ffn) / t;
+  const double k = static_cast<double>(g.top_k), h = static_cast<double>(g.hidden);
+  const double copies = c.moe_expert_loop && per_consumer_cast(c) && g.mlp == Mlp::kSwiGlu ? 2.0 : 1.0;
+  const double moe = k * Ain * (static_cast<double>(g.moe_ffn) + copies * h);
+  const double layers = static_cast<double>(g.layers), moe_layers = static_cast<double>(g.moe_layers());
+  return (moe_layers * moe + (layers - moe_layers) * Ain * static_cast<double>(g.ffn) / t) / layers;
 }
 
 // How many low-precision copies of the two norm outputs the GEMMs save. Under autocast
@@ -63,12 +92,11 @@ double mlp_bytes_per_token(const Config& c) {
 // leaf weights): q, k, v and gate, up separately in HF Llama; one fused QKV and one fc1
 // in GPT-2 and Megatron.
 double gemm_input_copies(const Config& c) {
-  // torch.compile casts once (common-subexpression elimination of the casts).
-  const bool per_consumer_cast = c.ops == Ops::kEager && !c.compile && residual_bytes(c) > gemm_input_bytes(c);
-  if (!per_consumer_cast) return 2.0;
+  if (!per_consumer_cast(c)) return 2.0;
   const bool separate_projections = c.geo.norm == Norm::kRmsNorm;
   const double attention = separate_projections ? 3.0 : 1.0;
-  const double mlp = separate_projections && c.geo.mlp == Mlp::kSwiGlu ? 2.0 : 1.0;
+  // An MoE block's router is the one consumer of the norm output (the experts read gathered copies).
+  const double mlp = separate_projections && c.geo.mlp == Mlp::kSwiGlu && c.geo.experts == 0 ? 2.0 : 1.0;
   return attention + mlp;
 }
 
@@ -154,7 +182,7 @@ double layer_bytes(const Config& c, Recompute mode) {
   // The output projection's input: heads x the value head size.
   if (!frozen) bytes += Ain * static_cast<double>(g.heads * g.value_head_size()) / t * T;
   bytes += mlp_bytes_per_token(c) * T;
-  if (frozen && g.experts == 0) bytes -= Ain * static_cast<double>(g.ffn) / t * T;  // down's input, for its weight only
+  if (frozen) bytes -= frozen_mlp_inputs_per_token(c) * T;  // the linears' inputs, for their weights only
   return bytes + adapter_activation_bytes(c) + nf4_saved_inputs_bytes(c);
 }
 

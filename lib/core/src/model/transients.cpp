@@ -91,6 +91,23 @@ double recompute_working_set(const Config& c, const StageParams& p) {
   return std::max(0.0, bytes);
 }
 
+// Trainable experts in transformers' loop: each expert's weight gradients appear as its backward
+// ends and its saved tensors go, one expert after another, so the layer's expert gradients
+// outgrow what its finished experts free by E x g - (E-1) x s at the last one (g: one expert's
+// gradients, s: its saved tensors and, under autocast, its saved 16-bit weight copies; balanced
+// routing). Unsharded gradients only (ZeRO-0/1).
+double expert_gradients_in_turn(const Config& c) {
+  const Geometry& g = c.geo;
+  if (!c.moe_expert_loop || g.experts == 0 || c.adapter != Adapter::kNone || c.zero_stage >= 2) return 0.0;
+  const double experts = static_cast<double>(g.experts);
+  const double linears = g.mlp == Mlp::kSwiGlu ? 3.0 : 2.0;
+  const double weights = linears * static_cast<double>(g.hidden) * static_cast<double>(g.moe_ffn);
+  const double one_grads = state_bytes(c).grad * weights;
+  const double copy_bytes = c.precision == Precision::kBf16Amp ? 2.0 : 0.0;
+  const double one_saved = mlp_saved_bytes(c) / experts + copy_bytes * weights;
+  return std::max(one_grads, experts * one_grads - (experts - 1.0) * one_saved);
+}
+
 // Gradient buffers of the layer being back-propagated. Backward walks the layer in reverse:
 // the MLP first (gradients of the layer output and input, two F-wide gradients), then
 // attention, by when the MLP's saved tensors and the probabilities are freed; eager softmax
@@ -101,14 +118,21 @@ double layer_backward_bytes(const Config& c) {
   const double tokens_here = tokens(c), hidden = static_cast<double>(g.hidden);
   const double tp = static_cast<double>(c.tp), sp = sp_divisor(c);
   const double act = act_bytes(c), residual = residual_bytes(c);
-  const double ffn = g.experts > 0 ? static_cast<double>(g.top_k * g.moe_ffn) : static_cast<double>(g.ffn);
+  // MoE: the k routed copies of each token run through the experts. In transformers' loop over the
+  // experts (moe_expert_loop) backward finishes one expert before the next (autograd runs the
+  // later-created chain first), so one expert's share of them, balanced routing assumed.
+  double ffn = static_cast<double>(g.ffn);
+  if (g.experts > 0) {
+    ffn = static_cast<double>(g.top_k * g.moe_ffn);
+    if (c.moe_expert_loop) ffn /= static_cast<double>(g.experts);
+  }
   double bytes = 2.0 * residual * tokens_here * hidden / sp + 2.0 * act * tokens_here * ffn / tp;
   if (c.attention == Attention::kEager) {
     const double scores = static_cast<double>(g.heads) / tp * tokens_here * static_cast<double>(c.seq_length);
     const double freed = mlp_saved_bytes(c) + (c.recompute == Recompute::kNone || c.recompute == Recompute::kFull ? act * scores : 0.0);
     bytes = std::max(bytes, 8.0 * scores - freed);
   }
-  return bytes + nf4_dequantized_weight_bytes(c);
+  return bytes + expert_gradients_in_turn(c) + nf4_dequantized_weight_bytes(c);
 }
 
 // The loss on the last stage: logits alive beside the loss in forward (loss_forward), the

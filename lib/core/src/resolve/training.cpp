@@ -110,6 +110,9 @@ Result<bool> resolve_activations(const Request& r, Config& c, Notes& notes) {
   c.logits_shift_copy = c.ops == Ops::kEager && c.framework != Framework::kTorchtune &&
                         c.framework != Framework::kTorchtitan;
   if (r.logits_shift_copy) c.logits_shift_copy = *r.logits_shift_copy;
+  // transformers runs MoE experts in a loop over the experts (modeling_mixtral.py
+  // MixtralSparseMoeBlock.forward, 4.x); Megatron, torchtitan and DeepSpeed-MoE group them.
+  c.moe_expert_loop = r.moe_expert_loop ? *r.moe_expert_loop : c.framework == Framework::kHf;
   // Plain PyTorch DDP is what HF Trainer/accelerate, Lightning and a hand-written loop use
   // without ZeRO or FSDP; Megatron, DeepSpeed, torchtitan and torchtune bring their own.
   c.ddp_full_buckets = c.framework == Framework::kHf || c.framework == Framework::kLitgpt ||
