@@ -147,6 +147,19 @@ says `held_logits` explicitly.
   bytes x heads x tokens per layer for it: 16 KiB per layer here); in backward the eager core is
   recomputed (SDPA's backward would recompute the probabilities inside the kernel). The held
   activations are otherwise exactly torchtitan's. Request: `recompute: op`.
+- **MoE** (the `llama MoE` rows; `model.py` SparseMoE, after transformers' MixtralSparseMoeBlock of
+  4.48): an fp32 softmax router over the post-attention norm, top-k renormalized in place, then a
+  Python loop over the experts (SwiGLU MLPs), each run on the tokens routed to it and added back
+  with `index_add_`. Request: `num_experts`, `experts_per_token`, `moe_ffn_hidden`,
+  `moe_expert_loop: true`. What torch keeps: the router's fp32 probabilities and top-k indices;
+  per routed copy of a token, the gathered input (once in bf16; under autocast gate and up each
+  save their own bf16 cast), the expert MLP's tensors, the expert output and its routing weight
+  (for the weighting's two gradients), and the weighted output again, which `index_add_` saves
+  as its source (in the residual dtype: fp32 under autocast), with the routed tokens' indices.
+  A frozen expert (the LoRA row) saves none of its linears' inputs. Backward finishes one expert
+  before the next (autograd runs the later-created chain first): one expert's gradient buffers
+  at a time, while trainable experts' weight gradients appear as each expert's saved tensors go
+  (the `wide` rows, 8 experts of 1408, make those terms the peak's).
 - **recompute every N** (`recompute` column `full every 2`): torchtitan's `selective_ac_option: "N"`
   (`_apply_layer_sac`): block k (1-based) is fully checkpointed iff k % N == 0, the others keep
   everything; the 4-layer Llama with N = 2 checkpoints blocks 2 and 4. Request: `recompute: full,
@@ -430,7 +443,8 @@ def write_table(path, rows, device, seconds, env, command):
             f"{r['states'] / 2**20:.3f} | {'exact' if r['p_states'] == r['states'] else r['p_states'] / 2**20} |"
             + (f" {r['reserved'] / 2**20:.3f} |" if reserved else ""))
     lines += ["", "Geometries (base values, each row varies one):", "",
-              f"- llama: `{json.dumps(LLAMA)}`", f"- gpt2: `{json.dumps(GPT2)}`", ""]
+              f"- llama: `{json.dumps(LLAMA)}`", f"- gpt2: `{json.dumps(GPT2)}`",
+              f"- llama MoE, wide: `{json.dumps(MOE_WIDE)}`", ""]
     lines += kept_sections(path) + [CONVENTIONS_DOC]
     with open(path, "w") as f:
         f.write("\n".join(lines))
