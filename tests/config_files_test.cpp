@@ -13,6 +13,8 @@
 #include "result_matchers.h"
 #include "trainfit/admission.h"
 #include "trainfit/config_file.h"
+#include "trainfit/estimate.h"
+#include "trainfit/config.h"
 #include "trainfit/util/file.h"
 
 namespace trainfit {
@@ -466,9 +468,30 @@ TEST(ConfigDeepSpeed, HfTrainerAutoValuesAreLeftUnset) {
   EXPECT_FALSE(f.request.micro_batch);
   EXPECT_FALSE(f.global_batch);
   for (const char* key : {"train_batch_size=auto", "train_micro_batch_size_per_gpu=auto", "gradient_accumulation_steps=auto",
-                          "bf16.enabled=auto", "fp16.enabled=auto", "zero_optimization.reduce_bucket_size=auto"}) {
+                          "bf16.enabled=auto", "fp16.enabled=auto"}) {
     EXPECT_TRUE(lists(f.left_unset, key)) << key;
   }
+  // The gradient bucket's "auto" is resolved: HF Trainer fills it with hidden x hidden.
+  EXPECT_EQ(f.request.reduce_bucket_size, "auto");
+  EXPECT_FALSE(lists(f.left_unset, "zero_optimization.reduce_bucket_size=auto"));
+}
+
+TEST(ConfigDeepSpeed, TheGradientBucketIsRead) {
+  Result<ConfigFile> f = read_config_file_text(R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": 2e8}})", "ds.json");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->request.reduce_bucket_size, "200000000");
+  Request r = f->request;
+  r.model = "llama3-8b";
+  r.num_gpus = 8;
+  // ZeRO-3 keeps a bucket of that many bf16 elements; "auto" is 4096 x 4096 for Llama-3-8B.
+  EXPECT_DOUBLE_EQ(estimate(resolve(r).value().config).stage.transients.comm_buckets, 2e8 * 2);
+  r.reduce_bucket_size = "auto";
+  EXPECT_DOUBLE_EQ(estimate(resolve(r).value().config).stage.transients.comm_buckets, 4096.0 * 4096 * 2);
+  r.reduce_bucket_size = "lots";
+  Result<Resolved> bad = resolve(r);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "reduce_bucket_size");
+  EXPECT_NE(bad.error().message.find("accepted: integer from 1 to 1e12, or auto"), std::string::npos) << bad.error().message;
 }
 
 TEST(ConfigDeepSpeed, BadConfigs) {

@@ -21,6 +21,13 @@ std::string text_of(const ordered_json& value) {
   return value.dump();
 }
 
+// A JSON number as the integer it names ("5e8" and 500000000.0 are 500000000).
+std::string number_text(const ordered_json& value) {
+  if (value.is_number_integer()) return value.dump();
+  const double v = value.get<double>();
+  return v >= 1 && v <= 1e12 && v == static_cast<double>(static_cast<int64_t>(v)) ? std::to_string(static_cast<int64_t>(v)) : value.dump();
+}
+
 bool is_auto(const ordered_json& value) { return value.is_string() && value.get<std::string>() == "auto"; }
 
 // Keys that first appear in a release: a config that uses one runs that release or a newer one.
@@ -138,7 +145,7 @@ class DeepSpeedReader {
     if (!value.is_object()) return m_.invalid(name, text_of(value), "a JSON object");
     for (const auto& [key, inner] : value.items()) {
       const std::string full = name + "." + key;
-      if (is_auto(inner)) {
+      if (is_auto(inner) && full != "zero_optimization.reduce_bucket_size") {  // the one "auto" trainfit resolves
         m_.left_unset(full, "auto");
         continue;
       }
@@ -189,7 +196,9 @@ class DeepSpeedReader {
     if (leaf == "stage") return m_.set(key, "zero_stage", text_of(value));
     if (leaf == "offload_optimizer") return offload(key, value, "offload_optimizer");
     if (leaf == "offload_param") return offload(key, value, "offload_params");
-    if (one_of(leaf, {"reduce_bucket_size", "allgather_bucket_size", "stage3_prefetch_bucket_size",
+    // The gradient bucket (a number, or "auto": hidden x hidden as HF Trainer fills it).
+    if (leaf == "reduce_bucket_size") return m_.set(key, "reduce_bucket_size", value.is_number() ? number_text(value) : text_of(value));
+    if (one_of(leaf, {"allgather_bucket_size", "stage3_prefetch_bucket_size",
                       "stage3_max_live_parameters", "stage3_max_reuse_distance", "stage3_param_persistence_threshold",
                       "sub_group_size", "overlap_comm", "contiguous_gradients", "zero_hpz_partition_size",
                       "zero_quantized_weights", "zero_quantized_gradients", "round_robin_gradients",

@@ -164,6 +164,9 @@ struct Config {
   // checkpoint's detached leaves, which the hook keeps alive with their gradients until the
   // end of backward.
   bool held_layer_inputs = false;
+  // DeepSpeed ZeRO's gradient bucket, in elements (zero/config.py reduce_bucket_size: 5e8; HF
+  // Trainer and accelerate fill "auto" with hidden x hidden).
+  double reduce_bucket_elements = 5e8;
   int zero_stage = 0;
   // min_gpus_to_fit counts whole nodes beyond one. Resolve sets it (kDefaultGpusPerNode
   // when the request does not say); 0 only in Configs built by hand: no node rounding.

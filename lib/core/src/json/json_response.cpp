@@ -189,6 +189,7 @@ void config_training(JsonWriter& w, const Config& c) {
 void config_layout(JsonWriter& w, const Config& c) {
   w.key("fsdp_version").integer(c.fsdp_version).key("fsdp_mixed_precision").boolean(c.fsdp_mixed_precision);
   w.key("frozen_unit_grads").string(to_string(c.frozen_unit_grads)).key("held_layer_inputs").boolean(c.held_layer_inputs);
+  w.key("reduce_bucket_size").integer(std::llround(c.reduce_bucket_elements));
   w.key("tensor_parallel").integer(c.tp).key("pipeline_parallel").integer(c.pp);
   w.key("virtual_pipeline").integer(c.vpp).key("sequence_parallel").boolean(c.sp);
   w.key("context_parallel").integer(c.cp).key("expert_parallel").integer(c.ep);

@@ -143,6 +143,7 @@ void read_config_layout(const json& c, Config& out) {
   out.fsdp_mixed_precision = c.value("fsdp_mixed_precision", true);
   out.frozen_unit_grads = enum_named<FrozenUnitGrads>(c.value("frozen_unit_grads", std::string("none")));
   out.held_layer_inputs = c.value("held_layer_inputs", false);
+  out.reduce_bucket_elements = c.value("reduce_bucket_size", 5e8);
   out.tp = integer(c, "tensor_parallel");
   out.pp = integer(c, "pipeline_parallel");
   out.vpp = integer(c, "virtual_pipeline");

@@ -237,15 +237,15 @@ double comm_buckets(const Config& c, const StageParams& p, const StateBytes& b, 
     // is built and keeps it: reduce_bucket_size (default 5e8) elements in the model's dtype,
     // whatever the trainable size (deepspeed/runtime/zero/stage3.py v0.14.0,
     // __ipg_bucket_flat_buffer; zero/config.py reduce_bucket_size).
-    x.comm_buckets = 5e8 * (c.precision == Precision::kFp32 ? 4.0 : 2.0);
+    x.comm_buckets = c.reduce_bucket_elements * (c.precision == Precision::kFp32 ? 4.0 : 2.0);
   }
   double allgather_bucket = 0;
   if (data_parallel && c.sharding == Sharding::kZero && (c.zero_stage == 1 || c.zero_stage == 2)) {
     // DeepSpeed defaults reduce_bucket_size = allgather_bucket_size = 5e8 elements
     // (deepspeed/runtime/zero/config.py), capped by the model's own size.
-    const double elements = std::min(5e8, p.dense + p.experts);
-    x.comm_buckets = elements * b.grad;
-    allgather_bucket = elements * b.weight;
+    const double all = p.dense + p.experts;
+    x.comm_buckets = std::min(c.reduce_bucket_elements, all) * b.grad;
+    allgather_bucket = std::min(5e8, all) * b.weight;
   }
   return allgather_bucket;
 }

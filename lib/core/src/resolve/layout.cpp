@@ -1,5 +1,8 @@
 // Resolve step 3: the layout — parallelism, sharding and the hardware — and the
 // divisibility rules that min-GPU search and sweeps re-check as they vary num_gpus.
+#include <cmath>
+#include <cstdlib>
+
 #include "choices.h"
 #include "enum_names.h"
 #include "steps.h"
@@ -78,6 +81,18 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   if (!take_enum(r.frozen_unit_grads, "frozen_unit_grads", kFrozenUnitGrads, &c.frozen_unit_grads, &e)) return e;
   Result<bool> held = resolve_held_layer_inputs(r, c, notes);
   if (!held) return held;
+  if (r.reduce_bucket_size) {
+    // transformers integrations/deepspeed.py trainer_config_finalize and accelerate's
+    // _prepare_deepspeed fill "auto" with hidden_size * hidden_size.
+    const std::string& v = *r.reduce_bucket_size;
+    const double hidden = static_cast<double>(g.hidden);
+    char* end = nullptr;
+    const double n = v == "auto" ? hidden * hidden : std::strtod(v.c_str(), &end);
+    if (v != "auto" && (v.empty() || end == nullptr || *end != '\0' || !(n >= 1 && n <= 1e12) || n != std::floor(n))) {
+      return invalid("reduce_bucket_size", v, "integer from 1 to 1e12, or auto");
+    }
+    c.reduce_bucket_elements = n;
+  }
   if (c.gpus_per_node == 0) {
     c.gpus_per_node = kDefaultGpusPerNode;
     c.gpus_per_node_assumed = true;
