@@ -28,6 +28,10 @@ std::string number_text(const ordered_json& value) {
   return v >= 1 && v <= 1e12 && v == static_cast<double>(static_cast<int64_t>(v)) ? std::to_string(static_cast<int64_t>(v)) : value.dump();
 }
 
+// The one "auto" trainfit resolves itself (reduce_bucket_size: hidden x hidden); the others are
+// left unset and listed.
+constexpr const char* kResolvedAuto = "zero_optimization.reduce_bucket_size";
+
 bool is_auto(const ordered_json& value) { return value.is_string() && value.get<std::string>() == "auto"; }
 
 // Keys that first appear in a release: a config that uses one runs that release or a newer one.
@@ -145,7 +149,7 @@ class DeepSpeedReader {
     if (!value.is_object()) return m_.invalid(name, text_of(value), "a JSON object");
     for (const auto& [key, inner] : value.items()) {
       const std::string full = name + "." + key;
-      if (is_auto(inner) && full != "zero_optimization.reduce_bucket_size") {  // the one "auto" trainfit resolves
+      if (is_auto(inner) && full != kResolvedAuto) {
         m_.left_unset(full, "auto");
         continue;
       }

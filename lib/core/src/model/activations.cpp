@@ -38,6 +38,18 @@ bool per_consumer_cast(const Config& c) {
   return c.ops == Ops::kEager && !c.compile && residual_bytes(c) > gemm_input_bytes(c);
 }
 
+// Saved copies of each token an MoE block dispatches to an expert: one, or under autocast in
+// transformers' loop two, since the expert's gate and up each cast it themselves.
+double dispatched_copies(const Config& c) {
+  return c.moe_expert_loop && per_consumer_cast(c) && c.geo.mlp == Mlp::kSwiGlu ? 2.0 : 1.0;
+}
+
+// A per-token figure averaged over the layers, MoE and dense (DeepSeek first_k_dense_replace).
+double mean_over_layers(const Config& c, double moe, double dense) {
+  const double layers = static_cast<double>(c.geo.layers), moe_layers = static_cast<double>(c.geo.moe_layers());
+  return (moe_layers * moe + (layers - moe_layers) * dense) / layers;
+}
+
 // Saved activations of one MLP / MoE block per token, excluding its input.
 double mlp_bytes_per_token(const Config& c) {
   const Geometry& g = c.geo;
@@ -57,19 +69,16 @@ double mlp_bytes_per_token(const Config& c) {
   // and k expert outputs kept for the weighted combine; a shared expert is a dense MLP every
   // token runs through (Qwen2MoeSparseMoeBlock, DeepseekV3MoE).
   const double h = static_cast<double>(g.hidden), k = static_cast<double>(g.top_k);
-  double moe = 4.0 * static_cast<double>(g.experts) + k * Ain * h + k * dense(static_cast<double>(g.moe_ffn)) +
-               k * A * h + (g.shared_ffn > 0 ? dense(static_cast<double>(g.shared_ffn)) : 0.0);
+  double moe = 4.0 * static_cast<double>(g.experts) + k * dispatched_copies(c) * Ain * h +
+               k * dense(static_cast<double>(g.moe_ffn)) + k * A * h +
+               (g.shared_ffn > 0 ? dense(static_cast<double>(g.shared_ffn)) : 0.0);
   if (c.moe_expert_loop) {
     // transformers' loop (modeling_mixtral.py MixtralSparseMoeBlock): index_add_ saves each
     // weighted expert output, in the residual stream's dtype (its backward expands the
-    // gradient as the source: derivatives.yaml index_add), with the routed token indices;
-    // under autocast gate and up each cast the dispatched copy themselves.
+    // gradient as the source: derivatives.yaml index_add), with the routed token indices.
     moe += k * residual_bytes(c) * h + 16.0 * k;
-    if (per_consumer_cast(c) && g.mlp == Mlp::kSwiGlu) moe += k * Ain * h;
   }
-  // Leading dense layers (DeepSeek first_k_dense_replace): the mean over the model's layers.
-  const double layers = static_cast<double>(g.layers), moe_layers = static_cast<double>(g.moe_layers());
-  return (moe_layers * moe + (layers - moe_layers) * dense(static_cast<double>(g.ffn))) / layers;
+  return mean_over_layers(c, moe, dense(static_cast<double>(g.ffn)));
 }
 
 // What a frozen MLP does not save per token: the linears' inputs, which only their weights'
@@ -81,10 +90,8 @@ double frozen_mlp_inputs_per_token(const Config& c) {
   const double Ain = gemm_input_bytes(c), t = static_cast<double>(c.tp);
   if (g.experts == 0) return Ain * static_cast<double>(g.ffn) / t;
   const double k = static_cast<double>(g.top_k), h = static_cast<double>(g.hidden);
-  const double copies = c.moe_expert_loop && per_consumer_cast(c) && g.mlp == Mlp::kSwiGlu ? 2.0 : 1.0;
-  const double moe = k * Ain * (static_cast<double>(g.moe_ffn) + copies * h);
-  const double layers = static_cast<double>(g.layers), moe_layers = static_cast<double>(g.moe_layers());
-  return (moe_layers * moe + (layers - moe_layers) * Ain * static_cast<double>(g.ffn) / t) / layers;
+  const double moe = k * Ain * (static_cast<double>(g.moe_ffn) + dispatched_copies(c) * h);
+  return mean_over_layers(c, moe, Ain * static_cast<double>(g.ffn) / t);
 }
 
 // How many low-precision copies of the two norm outputs the GEMMs save. Under autocast

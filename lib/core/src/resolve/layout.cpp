@@ -1,8 +1,5 @@
 // Resolve step 3: the layout — parallelism, sharding and the hardware — and the
 // divisibility rules that min-GPU search and sweeps re-check as they vary num_gpus.
-#include <cmath>
-#include <cstdlib>
-
 #include "choices.h"
 #include "enum_names.h"
 #include "steps.h"
@@ -39,6 +36,22 @@ Result<bool> resolve_held_layer_inputs(const Request& r, Config& c, Notes& notes
   if (c.held_layer_inputs) {
     notes.push_back("held_layer_inputs=true (hf on FSDP1: the reentrant checkpoint's inputs and their gradients are "
                     "kept to the end of backward by FSDP's reshard hook on frozen layer units)");
+  }
+  return true;
+}
+
+// DeepSpeed's gradient bucket: elements, or "auto", which transformers (integrations/deepspeed.py
+// trainer_config_finalize) and accelerate (_prepare_deepspeed) fill with hidden_size^2.
+Result<bool> resolve_reduce_bucket(const Request& r, Config& c) {
+  if (!r.reduce_bucket_size) return true;
+  const std::string& v = *r.reduce_bucket_size;
+  int64_t n = 0;
+  if (v == "auto") {
+    c.reduce_bucket_elements = static_cast<double>(c.geo.hidden) * static_cast<double>(c.geo.hidden);
+  } else if (parse_int(v, &n) && n >= 1 && n <= int64_t{1000000000000}) {
+    c.reduce_bucket_elements = static_cast<double>(n);
+  } else {
+    return invalid("reduce_bucket_size", v, "integer from 1 to 1e12, or auto");
   }
   return true;
 }
@@ -81,18 +94,8 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   if (!take_enum(r.frozen_unit_grads, "frozen_unit_grads", kFrozenUnitGrads, &c.frozen_unit_grads, &e)) return e;
   Result<bool> held = resolve_held_layer_inputs(r, c, notes);
   if (!held) return held;
-  if (r.reduce_bucket_size) {
-    // transformers integrations/deepspeed.py trainer_config_finalize and accelerate's
-    // _prepare_deepspeed fill "auto" with hidden_size * hidden_size.
-    const std::string& v = *r.reduce_bucket_size;
-    const double hidden = static_cast<double>(g.hidden);
-    char* end = nullptr;
-    const double n = v == "auto" ? hidden * hidden : std::strtod(v.c_str(), &end);
-    if (v != "auto" && (v.empty() || end == nullptr || *end != '\0' || !(n >= 1 && n <= 1e12) || n != std::floor(n))) {
-      return invalid("reduce_bucket_size", v, "integer from 1 to 1e12, or auto");
-    }
-    c.reduce_bucket_elements = n;
-  }
+  Result<bool> bucket = resolve_reduce_bucket(r, c);
+  if (!bucket) return bucket;
   if (c.gpus_per_node == 0) {
     c.gpus_per_node = kDefaultGpusPerNode;
     c.gpus_per_node_assumed = true;
