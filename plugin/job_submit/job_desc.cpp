@@ -1,6 +1,7 @@
 #include "job_desc.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #include "slurm_compat.h"
@@ -49,6 +50,16 @@ void read_comment(const job_desc_msg_t* d, Job* job) {
   if (d->comment == nullptr) return;
   Result<bool> read = annotation_from_comment(d->comment, &job->annotation);
   if (!read) job->annotation_error = read.error();
+}
+
+// An integer's digits in a buffer on the stack (std::to_string allocates past 15 characters).
+struct Decimal {
+  char c_str[24] = {};
+};
+Decimal decimal(int64_t value) {
+  Decimal out;
+  std::to_chars(out.c_str, out.c_str + sizeof out.c_str - 1, value);
+  return out;
 }
 
 // Strips GPU entries from a TRES list, keeping the rest ("" when nothing is left).
@@ -114,17 +125,22 @@ std::string job_id_of(const job_desc_msg_t* d) {
   return TRAINFIT_JOB_ID(d) != NO_VAL && TRAINFIT_JOB_ID(d) != 0 ? std::to_string(TRAINFIT_JOB_ID(d)) : "";
 }
 
+// Appended in place: this runs for every audited job, inside slurmctld's job path.
 std::string gpu_request_as_written(const job_desc_msg_t* d) {
   std::string out;
-  auto add = [&](const char* name, const char* value) {
-    if (value != nullptr && value[0] != '\0') out += (out.empty() ? "" : " ") + std::string(name) + "=" + value;
+  auto add = [&out](const char* name, const char* value) {
+    if (value == nullptr || value[0] == '\0') return;
+    if (!out.empty()) out += ' ';
+    out += name;
+    out += '=';
+    out += value;
   };
   add("tres_per_job", d->tres_per_job);
   add("tres_per_node", d->tres_per_node);
   add("tres_per_task", d->tres_per_task);
   add("tres_per_socket", d->tres_per_socket);
-  if (count(d->min_nodes) > 0) out += " nodes=" + std::to_string(d->min_nodes);
-  if (count(d->num_tasks) > 0) out += " tasks=" + std::to_string(d->num_tasks);
+  if (count(d->min_nodes) > 0) add("nodes", decimal(d->min_nodes).c_str);
+  if (count(d->num_tasks) > 0) add("tasks", decimal(d->num_tasks).c_str);
   return out;
 }
 
@@ -149,18 +165,30 @@ void apply_resize(job_desc_msg_t* d, const Decision& decision) {
 
 void stamp_admin_comment(job_desc_msg_t* d, const Decision& decision, const std::string& decision_id) {
   // "trainfit accept: 26.6 of 79.6 GiB per GPU on 8 x h100; min_gpus_to_fit=2; decision 674e2b1c-17"
-  std::string stamp = "trainfit ";
-  stamp.reserve(128);
+  // Appended in place into one buffer: one allocation, then Slurm's copy.
+  std::string stamp;
+  const bool earlier = d->admin_comment != nullptr && d->admin_comment[0] != '\0';
+  stamp.reserve(160 + (earlier ? strnlen(d->admin_comment, 4096) : 0));
+  if (earlier) {
+    stamp += d->admin_comment;
+    stamp += "; ";
+  }
+  stamp += "trainfit ";
   stamp += to_string(decision.verdict);
   stamp += ": ";
   append_fixed(stamp, decision.per_gpu_gb, 1);
   stamp += " of ";
   append_fixed(stamp, decision.capacity_gb, 1);
-  stamp += " GiB per GPU on " + std::to_string(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested) +
-           " x " + decision.gpu +
-           (decision.min_gpus > 0 ? "; min_gpus_to_fit=" + std::to_string(decision.min_gpus) : std::string()) +
-           "; decision " + decision_id;
-  if (d->admin_comment != nullptr && d->admin_comment[0] != '\0') stamp = std::string(d->admin_comment) + "; " + stamp;
+  stamp += " GiB per GPU on ";
+  stamp += decimal(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested).c_str;
+  stamp += " x ";
+  stamp += decision.gpu;
+  if (decision.min_gpus > 0) {
+    stamp += "; min_gpus_to_fit=";
+    stamp += decimal(decision.min_gpus).c_str;
+  }
+  stamp += "; decision ";
+  stamp += decision_id;
   set_slurm_string(&d->admin_comment, stamp);
 }
 

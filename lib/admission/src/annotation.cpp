@@ -191,8 +191,7 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
   out->found = false;
   out->face = Face::kOptions;
   const size_t prefix = std::char_traits<char>::length(kSpankPrefix);
-  std::vector<std::pair<const OptionSpec*, std::string>> options;
-  options.reserve(8);  // a job gives a handful: one allocation, not one per growth
+  std::vector<std::pair<const OptionSpec*, std::string>> options;  // a job gives a handful
   std::string geometry, config;  // applied in this order whatever the order of the environment
   for (const std::string& entry : env) {
     const size_t eq = entry.find('=');
@@ -214,9 +213,11 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
       const OptionSpec* option = option_from_env_name(std::string_view(entry).substr(prefix, eq - prefix));
       if (option == nullptr) continue;
       if (!is_check(option->option)) out->found = true;  // --llm-check alone annotates nothing
+      if (options.empty()) options.reserve(8);  // one allocation, not one per growth; none without options
       options.emplace_back(option, entry.substr(eq + 1));
     }
   }
+  if (options.empty() && geometry.empty() && config.empty()) return true;  // most jobs: no --llm-* option
   // The files first (the geometry, then the config file's fields): options override them.
   for (const std::string* spec : {&geometry, &config}) {
     if (spec->empty()) continue;
@@ -234,6 +235,7 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
     if (!set) return set.error();
   }
   if (hf_config.empty() && !geometry.empty()) hf_config = "(its config.json)";
+  if (hf_config.empty()) return true;  // one source of geometry at most: nothing to compare
   return check_one_geometry_source(out->request, hf_config, {spell_key("model", Face::kOptions), "--llm-hf-config"});
 }
 
@@ -241,15 +243,15 @@ Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::s
   Result<bool> options = annotation_from_spank_env(env, out);
   if (!options) return options;
   if (comment == nullptr) return true;
-  Annotation from_comment;
-  Result<bool> read = annotation_from_comment(*comment, &from_comment);
   if (!out->found) {  // the comment is the annotation; --llm-check still asks for the verdict
     const bool check = out->check;
-    if (!read) return read;
-    *out = std::move(from_comment);
+    Result<bool> read = annotation_from_comment(*comment, out);  // in place: no Request moved
+    if (!read) out->request = Request();  // a refused comment's half-read fields are not its annotation
     out->check |= check;
-    return true;
+    return read;
   }
+  Annotation from_comment;
+  Result<bool> read = annotation_from_comment(*comment, &from_comment);
   if (!from_comment.found) return true;
   if (!read || request_to_json(from_comment.request) != request_to_json(out->request)) {
     return make_error(ErrorCode::kInconsistent, "comment",

@@ -40,8 +40,11 @@ std::vector<GpuSpec> load_gpus() {
   return out;
 }
 
-std::vector<std::string> hub_ids(const ModelPreset& model) { return model.hf_ids; }
-std::vector<std::string> hub_ids(const GpuSpec&) { return {}; }
+const std::vector<std::string>& hub_ids(const ModelPreset& model) { return model.hf_ids; }
+const std::vector<std::string>& hub_ids(const GpuSpec&) {
+  static const std::vector<std::string> none;
+  return none;
+}
 
 // Names, aliases and Hub ids are matched case-insensitively (the Hub's own resolution ignores
 // case too: huggingface.co/meta-llama/meta-llama-3-8b redirects); an unknown ORG/NAME gets its
@@ -78,6 +81,9 @@ struct Installed {
   std::vector<ModelPreset> models;
   std::vector<GpuSpec> gpus;
   std::unordered_map<std::string, const GpuSpec*> gpu_index;
+  // Every model spelling find_in accepts (name, alias, Hub id), lower-cased -> its entry; the
+  // first entry wins a clash, as find_in's scan in catalog order does.
+  std::unordered_map<std::string, const ModelPreset*> model_index;
 };
 
 std::unique_ptr<Installed> make_installed(std::vector<ModelPreset> models, std::vector<GpuSpec> gpus) {
@@ -86,6 +92,11 @@ std::unique_ptr<Installed> make_installed(std::vector<ModelPreset> models, std::
   out->gpus = std::move(gpus);
   for (const GpuSpec& gpu : out->gpus) {
     for (const std::string& spelling : gpu_spellings(gpu)) out->gpu_index.emplace(gpu_key(spelling), &gpu);
+  }
+  for (const ModelPreset& model : out->models) {
+    out->model_index.emplace(lower(model.name), &model);
+    for (const std::string& alias : model.aliases) out->model_index.emplace(lower(alias), &model);
+    for (const std::string& id : model.hf_ids) out->model_index.emplace(lower(id), &model);
   }
   return out;
 }
@@ -149,7 +160,10 @@ void install_builtin_catalogs() {
 }
 
 Result<const ModelPreset*> find_model(const std::string& name) {
-  return find_in(model_catalog(), name, "model", "trainfit models");
+  const auto& index = current().model_index;  // every job's lookup: no scan, no copies
+  const auto found = index.find(lower(trim(name)));
+  if (found != index.end()) return found->second;
+  return find_in(model_catalog(), name, "model", "trainfit models");  // the "did you mean" error
 }
 
 const GpuSpec* gpu_in_catalog(const std::string& name) {

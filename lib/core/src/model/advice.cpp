@@ -1,7 +1,6 @@
 // Advice: the cheapest changes that make a step fit, in rough order of what
 // they cost the run (throughput first, then engineering), each with its prediction.
 #include <cstring>
-#include <functional>
 
 #include "model.h"
 
@@ -31,15 +30,16 @@ std::vector<Change> with_gpus(std::vector<Change> changes, int64_t gpus) {
 
 bool valid(const Config& c) { return check_layout(c).ok() && c.geo.heads % c.tp == 0; }
 
-// Single changes to a config, cheapest first.
-std::vector<Candidate> candidates_for(const Config& c) {
-  std::vector<Candidate> out;
-  out.reserve(24);  // every candidate below fits without reallocating Configs
-  auto add = [&](const char* field, std::string value, const std::function<void(Config&)>& change,
-                 const char* also = "") {
+// Single changes to a config, cheapest first, each handed to visit until it returns true
+// (a refusal's advice wants the first that fits: the rest are never built).
+template <typename Visit>
+void for_each_candidate(const Config& c, Visit visit) {
+  bool done = false;
+  auto add = [&](const char* field, std::string value, auto change, const char* also = "") {
+    if (done) return;
     Config x = c;
     change(x);
-    if (valid(x)) out.push_back({field, std::move(value), x, also});
+    if (valid(x)) done = visit(Candidate{field, std::move(value), std::move(x), also});
   };
   // Megatron's core-attention recompute is "selective" in trainfit's words, but torchtitan
   // calls op-level checkpointing "selective": name it so that it means the same there.
@@ -84,6 +84,15 @@ std::vector<Candidate> candidates_for(const Config& c) {
   }
   if (!c.offload_optimizer) add("offload_optimizer", "true", [](Config& x) { x.offload_optimizer = true; });
   if (c.zero_stage == 3 && !c.offload_params) add("offload_params", "true", [](Config& x) { x.offload_params = true; });
+}
+
+std::vector<Candidate> candidates_for(const Config& c) {
+  std::vector<Candidate> out;
+  out.reserve(24);  // every candidate fits without reallocating Configs
+  for_each_candidate(c, [&out](Candidate&& cand) {
+    out.push_back(std::move(cand));
+    return false;
+  });
   return out;
 }
 
@@ -134,12 +143,14 @@ std::string key_values(const std::vector<Change>& changes) {
 }
 
 std::optional<Advice> cheapest_fitting_change(const Config& c) {
-  for (const Candidate& cand : candidates_for(c)) {
-    if (cand.config.num_gpus != c.num_gpus) continue;
+  std::optional<Advice> found;
+  for_each_candidate(c, [&](Candidate&& cand) {
+    if (cand.config.num_gpus != c.num_gpus) return false;
     const Breakdown b = estimate(cand.config);
-    if (b.fits) return Advice{changes_of(cand), c.num_gpus, b.per_gpu_total / kGiB, true};
-  }
-  return std::nullopt;
+    if (b.fits) found = Advice{changes_of(cand), c.num_gpus, b.per_gpu_total / kGiB, true};
+    return b.fits;
+  });
+  return found;
 }
 
 std::vector<Advice> advise(const Config& c) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "trainfit/export.h"
 
@@ -36,35 +37,47 @@ struct Error {
   std::string reason;
 };
 
-// A value or an Error; no exceptions cross trainfit's API.
+// A value or an Error; no exceptions cross trainfit's API. One or the other is held (a
+// variant): a result that succeeds never builds or destroys an Error, which every call
+// inside slurmctld's job path would otherwise pay for.
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Error error) : error_(std::move(error)) {}  // NOLINT
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
-  bool ok() const { return value_.has_value(); }
+  bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
   // Asking an error for its value is a bug: debug builds abort, saying which error it was.
-  const T& value() const& { return (expect_value(), *value_); }
-  T& value() & { return (expect_value(), *value_); }
-  T&& value() && { return (expect_value(), std::move(*value_)); }
-  const T* operator->() const { return (expect_value(), &*value_); }
-  T* operator->() { return (expect_value(), &*value_); }
-  const T& operator*() const { return (expect_value(), *value_); }
-  const Error& error() const { return error_; }
+  const T& value() const& { return *held(); }
+  T& value() & { return *held(); }
+  T&& value() && { return std::move(*held()); }
+  const T* operator->() const { return held(); }
+  T* operator->() { return held(); }
+  const T& operator*() const { return *held(); }
+  // A result that succeeded has no error: an empty one (code kInternal, no message).
+  const Error& error() const {
+    const Error* error = std::get_if<1>(&state_);
+    return error != nullptr ? *error : no_error();
+  }
 
  private:
+  static const Error& no_error() {
+    static const Error none;
+    return none;
+  }
   void expect_value() const {
 #ifndef NDEBUG
-    if (!value_) {
-      std::fprintf(stderr, "trainfit: Result::value() called on an error: %s\n", error_.message.c_str());
+    if (!ok()) {
+      std::fprintf(stderr, "trainfit: Result::value() called on an error: %s\n", std::get_if<1>(&state_)->message.c_str());
       std::abort();
     }
 #endif
   }
-  std::optional<T> value_;
-  Error error_;
+  const T* held() const { return (expect_value(), std::get_if<0>(&state_)); }
+  T* held() { return (expect_value(), std::get_if<0>(&state_)); }
+
+  std::variant<T, Error> state_;
 };
 
 // An error quotes at most this many bytes of a value (quoted_excerpt, util/text.h), so a
