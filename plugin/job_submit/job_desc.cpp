@@ -1,7 +1,6 @@
 #include "job_desc.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 #include "slurm_compat.h"
@@ -50,16 +49,6 @@ void read_comment(const job_desc_msg_t* d, Job* job) {
   if (d->comment == nullptr) return;
   Result<bool> read = annotation_from_comment(d->comment, &job->annotation);
   if (!read) job->annotation_error = read.error();
-}
-
-// An integer's digits in a buffer on the stack (std::to_string allocates past 15 characters).
-struct Decimal {
-  char c_str[24] = {};
-};
-Decimal decimal(int64_t value) {
-  Decimal out;
-  std::to_chars(out.c_str, out.c_str + sizeof out.c_str - 1, value);
-  return out;
 }
 
 // Strips GPU entries from a TRES list, keeping the rest ("" when nothing is left).
@@ -139,8 +128,8 @@ std::string gpu_request_as_written(const job_desc_msg_t* d) {
   add("tres_per_node", d->tres_per_node);
   add("tres_per_task", d->tres_per_task);
   add("tres_per_socket", d->tres_per_socket);
-  if (count(d->min_nodes) > 0) add("nodes", decimal(d->min_nodes).c_str);
-  if (count(d->num_tasks) > 0) add("tasks", decimal(d->num_tasks).c_str);
+  if (count(d->min_nodes) > 0) add("nodes", std::to_string(d->min_nodes).c_str());
+  if (count(d->num_tasks) > 0) add("tasks", std::to_string(d->num_tasks).c_str());
   return out;
 }
 
@@ -180,12 +169,12 @@ void stamp_admin_comment(job_desc_msg_t* d, const Decision& decision, const std:
   stamp += " of ";
   append_fixed(stamp, decision.capacity_gb, 1);
   stamp += " GiB per GPU on ";
-  stamp += decimal(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested).c_str;
+  stamp += std::to_string(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested);
   stamp += " x ";
   stamp += decision.gpu;
   if (decision.min_gpus > 0) {
     stamp += "; min_gpus_to_fit=";
-    stamp += decimal(decision.min_gpus).c_str;
+    stamp += std::to_string(decision.min_gpus);
   }
   stamp += "; decision ";
   stamp += decision_id;
