@@ -217,5 +217,51 @@ TEST(Sweeps, EveryPointEqualsItsOwnEstimate) {
   }
 }
 
+// A refusal's one-line advice (cheapest_fitting_change) skips the full estimate of changes
+// whose model states alone overflow the GPU; it must still name what the full advice
+// (advise(), every candidate estimated) names first among single changes that fit on the
+// job's GPUs (advise() may also combine changes; the refusal's line offers single ones).
+TEST(Advice, CheapestFittingChangeIsTheFullAdvicesFirstFit) {
+  int compared = 0, with_a_fit = 0;
+  for (const char* model : {"llama3-8b", "llama3-70b", "mixtral-8x7b", "qwen3-30b-a3b", "gemma2-27b"}) {
+    for (const char* gpu : {"h100", "a100-40gb", "l40s"}) {
+      for (const int64_t gpus : {1, 8, 32}) {
+        for (const char* layout : {"zero_stage=0", "zero_stage=1", "zero_stage=3", "zero_stage=2,micro_batch=4",
+                                   "sharding=fsdp-full,recompute=selective", "pipeline_parallel=2,num_microbatches=8",
+                                   "adapter=lora,lora_rank=16", "adapter=qlora,lora_rank=64",
+                                   "framework=torchtitan,zero_stage=3", "zero_stage=3,offload_optimizer=true"}) {
+          for (const int64_t seq : {2048, 16384}) {
+            const std::string spec = std::string("model=") + model + ",gpu=" + gpu + ",num_gpus=" +
+                                     std::to_string(gpus) + ",seq_length=" + std::to_string(seq) + "," + layout;
+            Request request;
+            if (!apply_key_values(request, spec).ok()) continue;
+            const Result<Resolved> resolved = resolve(request);
+            if (!resolved.ok()) continue;  // e.g. pipeline_parallel=2 on one GPU
+            const Config& c = resolved->config;
+            if (estimate(c).fits) continue;
+            std::optional<Advice> first;  // the first single change (combinations also name num_gpus)
+            for (const Advice& a : advise(c)) {
+              const bool adds_gpus = std::any_of(a.changes.begin(), a.changes.end(),
+                                                 [](const Change& change) { return change.field == "num_gpus"; });
+              if (a.fits && a.num_gpus == c.num_gpus && !adds_gpus) {
+                first = a;
+                break;
+              }
+            }
+            const std::optional<Advice> cheapest = cheapest_fitting_change(c);
+            ASSERT_EQ(cheapest.has_value(), first.has_value()) << spec;
+            if (first) EXPECT_EQ(key_values(cheapest->changes), key_values(first->changes)) << spec;
+            ++compared;
+            with_a_fit += first.has_value();
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 300);
+  EXPECT_GT(with_a_fit, 50);             // some refusals have a one-change fix ...
+  EXPECT_LT(with_a_fit, compared - 50);  // ... and some have none
+}
+
 }  // namespace
 }  // namespace trainfit

@@ -91,5 +91,44 @@ TEST(MinGpus, OneGpuWhenItAlreadyFits) {
   EXPECT_EQ(min_gpus_to_fit(c).gpus, 1);
 }
 
+// The search (a guess from two breakdowns, a gallop, a bisection) against a scan of every
+// valid count up to 4,096 GPUs, over models, GPUs, sequence lengths, ZeRO stages, TP and
+// node sizes: the guess may be wrong, the answer never.
+TEST(MinGpus, SearchMatchesAScanOverManyLayouts) {
+  constexpr int64_t kAtMost = 4096;
+  int checked = 0, found_some = 0;
+  for (const char* model : {"llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "qwen3-30b-a3b", "gemma2-27b"}) {
+    for (const char* gpu : {"h100", "a100-40gb", "l40s"}) {
+      for (const int64_t seq : {2048, 8192, 32768}) {
+        for (const int zero : {1, 2, 3}) {
+          for (const int64_t node : {4, 8, 64}) {
+            for (const int64_t tp : {1, 4}) {
+              for (const char* recompute : {"none", "full"}) {
+                const std::string spec = std::string("model=") + model + ",gpu=" + gpu + ",seq_length=" +
+                                         std::to_string(seq) + ",zero_stage=" + std::to_string(zero) +
+                                         ",gpus_per_node=" + std::to_string(node) + ",tensor_parallel=" +
+                                         std::to_string(tp) + ",num_gpus=" + std::to_string(tp) +
+                                         (tp > 1 ? ",sequence_parallel=true" : "") + ",recompute=" + recompute;
+                const Config c = testing::config_of(spec);
+                int64_t first = 0;
+                for (int64_t gpus = tp; gpus <= kAtMost && first == 0; gpus += tp) {
+                  if (gpus > node && gpus % node != 0) continue;
+                  if (fits_at(c, gpus)) first = gpus;
+                }
+                ASSERT_EQ(min_gpus_to_fit(c, kAtMost).gpus, first) << spec;
+                ++checked;
+                found_some += first > 0;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 6 * 3 * 3 * 3 * 3 * 2 * 2);
+  EXPECT_GT(found_some, checked / 4);  // the sweep is not all "none"
+  EXPECT_LT(found_some, checked);      // nor all small
+}
+
 }  // namespace
 }  // namespace trainfit

@@ -1,7 +1,9 @@
 #include "trainfit/util/text.h"
 #include "trainfit/util/counted.h"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -91,10 +93,15 @@ std::string counted(int64_t n, const std::string& singular, const std::string& p
   return std::to_string(n) + " " + noun;
 }
 
-std::string format_gib(double bytes) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buffer;
+std::string format_fixed(double value, int decimals) {
+  // std::to_chars prints what printf's "%.Nf" prints (C++17 [charconv.to.chars]), without
+  // printf's locale and format parsing: a refusal formats several numbers in slurmctld.
+  char buffer[320];  // DBL_MAX in fixed notation is 309 digits, then the sign, point and decimals
+  const std::to_chars_result end =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, std::min(decimals, 6));
+  return end.ec == std::errc() ? std::string(buffer, end.ptr) : std::string("?");
 }
+
+std::string format_gib(double bytes) { return format_fixed(bytes / (1024.0 * 1024.0 * 1024.0), 1); }
 
 }  // namespace trainfit

@@ -414,11 +414,7 @@ std::vector<Parsed<Entry>> parse_file(const CatalogText& file, const char* array
   return out;
 }
 
-std::string gib_text(double bytes) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f GiB", bytes / 1073741824.0);
-  return buffer;
-}
+std::string gib_text(double bytes) { return format_gib(bytes) + " GiB"; }
 
 std::vector<std::string> spellings_of(const GpuSpec& gpu) {
   std::vector<std::string> out;

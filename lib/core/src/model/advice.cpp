@@ -146,6 +146,9 @@ std::optional<Advice> cheapest_fitting_change(const Config& c) {
   std::optional<Advice> found;
   for_each_candidate(c, [&](Candidate&& cand) {
     if (cand.config.num_gpus != c.num_gpus) return false;
+    // A change whose model states alone overflow the GPU cannot fit: no full estimate
+    // (a hopeless job's refusal would otherwise estimate every candidate).
+    if (model::states_floor(cand.config) > cand.config.capacity_bytes) return false;
     const Breakdown b = estimate(cand.config);
     if (b.fits) found = Advice{changes_of(cand), c.num_gpus, b.per_gpu_total / kGiB, true};
     return b.fits;

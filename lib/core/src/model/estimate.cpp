@@ -121,6 +121,11 @@ Breakdown estimate_with(const Config& c, const SharedParts& parts) {
   return b;
 }
 
+double states_floor(const Config& c) {
+  double host = 0;
+  return gpu_states(c, stage_params(c, true, c.pp == 1), &host).total();
+}
+
 }  // namespace model
 
 Breakdown estimate(const Config& c) { return model::estimate_with(c, model::shared_parts(c, true)); }

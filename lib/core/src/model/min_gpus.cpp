@@ -2,6 +2,7 @@
 // Valid: a multiple of tp*pp*cp (and of tp*pp*ep with experts); beyond one
 // node, whole nodes when gpus_per_node is given.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "model.h"
@@ -32,15 +33,35 @@ class ValidCounts {
     if (node_ == 0 || index <= in_node_) return index * unit_;
     return (first_node_multiple_ + index - in_node_ - 1) * node_step_;
   }
+  // The first index whose count is at least `gpus` (size() + 1 when none is).
+  int64_t first_at_least(int64_t gpus) const {
+    if (gpus <= unit_) return 1;
+    if (node_ == 0 || gpus <= in_node_ * unit_) return std::min(size_ + 1, (gpus + unit_ - 1) / unit_);
+    const int64_t multiple = (gpus + node_step_ - 1) / node_step_;
+    return std::min(size_ + 1, in_node_ + 1 + std::max<int64_t>(0, multiple - first_node_multiple_));
+  }
 
  private:
   int64_t unit_, node_;
   int64_t in_node_ = 0, node_step_ = 0, first_node_multiple_ = 0, size_ = 0;
 };
 
-bool fits_at(Config c, const model::SharedParts& parts, int64_t gpus) {
+Breakdown at(Config c, const model::SharedParts& parts, int64_t gpus) {
   c.num_gpus = gpus;
-  return model::estimate_with(c, parts).fits;
+  return model::estimate_with(c, parts);
+}
+
+// Where the answer probably is, from two breakdowns that do not fit and fit: past a few ranks
+// per-GPU memory is close to a + b/N (what N shards plus what it does not, ZeRO paper
+// arXiv:1910.02054 sec. 5), so two points give a and b and the N where a + b/N meets capacity.
+int64_t likely_gpus(int64_t n_low, const Breakdown& low, int64_t n_high, const Breakdown& high) {
+  const double shrink = 1.0 / static_cast<double>(n_low) - 1.0 / static_cast<double>(n_high);
+  const double b = (low.per_gpu_total - high.per_gpu_total) / shrink;
+  const double a = high.per_gpu_total - b / static_cast<double>(n_high);
+  const double room = high.capacity - a;
+  if (!(b > 0) || !(room > 0)) return n_high;
+  const double n = std::ceil(b / room);
+  return n < static_cast<double>(n_high) ? std::max(n_low + 1, static_cast<int64_t>(n)) : n_high;
 }
 
 // Nothing is split over the GPUs: every rank holds the whole model states and more data
@@ -88,36 +109,43 @@ MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain) {
     out.reason = "tensor*pipeline*context parallel exceeds the largest supported job";
     return out;
   }
-  // The widest job first: if even it does not fit, no count does.
+  // The widest job first: if even it does not fit, no count does (a refusal's common case).
   const SharedParts parts = shared_parts(c, true);  // only num_gpus varies below
-  Config widest = c;
-  widest.num_gpus = counts.at(counts.size());
-  const Breakdown floor = estimate_with(widest, parts);
-  if (!floor.fits) {
-    if (explain) out.reason = why_none(c, floor, widest.num_gpus, &out.unsharded);
+  const int64_t last = counts.size(), few = std::min<int64_t>(3, last);
+  const Breakdown widest = at(c, parts, counts.at(last));
+  if (!widest.fits) {
+    if (explain) out.reason = why_none(c, widest, counts.at(last), &out.unsharded);
     return out;
   }
   // The first three counts one by one: the data-parallel communicator and DDP
   // buckets appear at two ranks and NCCL's buffers grow at three, so memory is
-  // not monotone there. Beyond, per-GPU memory only falls as the sharding group
-  // grows: gallop to bracket the answer, then bisect.
-  const int64_t last = counts.size();
-  for (int64_t i = 1; i <= std::min<int64_t>(3, last); ++i) {
-    if (fits_at(c, parts, counts.at(i))) {
+  // not monotone there.
+  Breakdown at_few;
+  for (int64_t i = 1; i <= few; ++i) {
+    at_few = at(c, parts, counts.at(i));
+    if (at_few.fits) {
       out.gpus = counts.at(i);
       return out;
     }
   }
-  int64_t below = 3, probe = std::min<int64_t>(4, last);
-  while (!fits_at(c, parts, counts.at(probe))) {
-    below = probe;
-    probe = std::min(last, probe * 2);
+  // Beyond, per-GPU memory only falls as the sharding group grows: probe where a + b/N
+  // says the answer is, gallop from there to bracket it, then bisect.
+  int64_t below = few, above = last;  // below does not fit, above fits
+  const int64_t guess = std::clamp(
+      counts.first_at_least(likely_gpus(counts.at(few), at_few, counts.at(last), widest)), few + 1, last);
+  const bool guess_fits = guess == last || at(c, parts, counts.at(guess)).fits;
+  (guess_fits ? above : below) = guess;
+  for (int64_t step = 1; above - below > 1; step *= 2) {
+    const int64_t probe = guess_fits ? std::max(below + 1, above - step) : std::min(above - 1, below + step);
+    const bool fits = at(c, parts, counts.at(probe)).fits;
+    (fits ? above : below) = probe;
+    if (fits != guess_fits) break;  // bracketed: the answer lies between below and above
   }
-  while (probe - below > 1) {
-    const int64_t mid = below + (probe - below) / 2;
-    if (fits_at(c, parts, counts.at(mid))) probe = mid; else below = mid;
+  while (above - below > 1) {
+    const int64_t mid = below + (above - below) / 2;
+    (at(c, parts, counts.at(mid)).fits ? above : below) = mid;
   }
-  out.gpus = counts.at(probe);
+  out.gpus = counts.at(above);
   return out;
 }
 

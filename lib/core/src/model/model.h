@@ -57,6 +57,10 @@ SharedParts shared_parts(const Config& c, bool with_activations);
 // estimate(c) from parts computed for a config equal to c but for num_gpus (and, without
 // activations, seq_length).
 Breakdown estimate_with(const Config& c, const SharedParts& parts);
+// A lower bound of estimate(c).per_gpu_total at a fraction of its cost: the first stage's
+// model states. stage_memory's optimizer phase holds them plus terms that are never negative,
+// and the reported peak is the larger stage's, plus overheads (estimate.cpp).
+double states_floor(const Config& c);
 
 // LoRA / QLoRA (adapters.cpp).
 // Bytes per parameter of a 4-bit NF4 weight: 4-bit codes, one 8-bit absmax per 64

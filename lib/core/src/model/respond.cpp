@@ -1,5 +1,4 @@
 // Request -> the full response: estimate, min_gpus_to_fit, profiles, advice, verdict.
-#include <cstdio>
 
 #include "trainfit/util/text.h"
 #include "trainfit/catalog.h"
@@ -57,8 +56,7 @@ std::string verdict(const Response& r, ChangeSpeller spell) {
   const Config& c = r.resolved.config;
   const Breakdown& b = r.breakdown;
   const std::string what = needs_open(c, b);
-  char percent[16];
-  std::snprintf(percent, sizeof percent, "%.0f%%", 100.0 * b.per_gpu_total / b.capacity);
+  const std::string percent = format_fixed(100.0 * b.per_gpu_total / b.capacity, 0) + "%";
   if (b.fits) return "FITS: " + what + ", " + percent + ")";
   std::string line = "OOM: " + what + "); min_gpus_to_fit=" + min_gpus_text(c, r.min_gpus.gpus);
   for (const Advice& a : r.advice) {

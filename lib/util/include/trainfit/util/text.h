@@ -17,6 +17,7 @@ std::vector<std::string> split(const std::string& text, char separator);
 bool parse_int(const std::string& text, int64_t* out);    // whole string, base 10
 bool parse_number(const std::string& text, double* out);  // whole string, finite
 bool parse_bool(const std::string& text, bool* out);      // true/false/1/0/yes/no/on/off
+std::string format_fixed(double value, int decimals);     // printf's "%.Nf", N <= 6
 std::string format_gib(double bytes);                     // "79.6"
 Error unknown_field_error(const std::string& key);
 // text for an error message: whole up to kMaxQuotedBytes, else its start, "...", and its
