@@ -171,7 +171,8 @@ struct Submission {
     *field = nullptr;
   }
 
-  int submit(char** err_msg) { return g_plugin.job_submit(&desc, static_cast<uint32_t>(::getuid()), err_msg); }
+  // slurmctld passes the RPC's uid: no getuid() system call inside the timed loop.
+  int submit(char** err_msg) { return g_plugin.job_submit(&desc, desc.user_id, err_msg); }
 };
 
 std::string text(const char* s) { return s != nullptr ? s : "(null)"; }

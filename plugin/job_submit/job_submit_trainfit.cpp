@@ -63,6 +63,7 @@ std::string conf_path() {
 }
 
 PolicyStore* g_store = nullptr;  // set by init(); slurmctld calls init before any job
+uint32_t g_slurm_user = 0;       // slurmctld's own uid (SlurmUser), read once by init()
 // Test hook (TRAINFIT_FAIL_DECISIONS=1 in slurmctld's environment): every decision
 // throws, so the integration test can see on_error and the internal-error class at work.
 bool g_fail_decisions = false;
@@ -195,7 +196,7 @@ int check_update(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   Update update = update_from(d, uid);
   // Slurm's own operators: root and SlurmUser (slurmctld runs as SlurmUser); the site's in
   // trainfit.conf `operators` (Slurm's AdminLevel lives in slurmdbd, out of the plugin's reach).
-  update.by_operator = uid == 0 || uid == static_cast<uint32_t>(::getuid()) || loaded->policy.operator_uids.count(uid) > 0;
+  update.by_operator = uid == 0 || uid == g_slurm_user || loaded->policy.operator_uids.count(uid) > 0;
   Decision decision = decide_update(loaded->policy, update);
   return finish("modify", d, uid, std::move(update.job), std::move(decision), loaded, err_msg);
 }
@@ -231,6 +232,7 @@ extern "C" int init(void) {
     char prefix[32];
     std::snprintf(prefix, sizeof prefix, "%lx", static_cast<unsigned long>(std::time(nullptr)));
     g_id_prefix = prefix;
+    g_slurm_user = static_cast<uint32_t>(::getuid());
     const char* fail = std::getenv("TRAINFIT_FAIL_DECISIONS");
     g_fail_decisions = fail != nullptr && std::string(fail) == "1";
     bool catalog_dir_named = false;

@@ -44,11 +44,13 @@ const OptionSpec* option_from_env_name(std::string_view name) {
   return nullptr;
 }
 
-std::string strip_option_prefix(const std::string& key) {
-  size_t start = key.find_first_not_of('-');
-  if (start == std::string::npos) return std::string();
-  if (key.compare(start, 4, "llm-") == 0) start += 4;
-  return key.substr(start);
+// "--llm-zero" -> "zero" (a view into the key).
+std::string_view option_name(std::string_view key) {
+  const size_t start = key.find_first_not_of('-');
+  if (start == std::string_view::npos) return {};
+  key.remove_prefix(start);
+  if (key.substr(0, 4) == "llm-") key.remove_prefix(4);
+  return key;
 }
 
 // Looked up for every key of every job: the names' lengths are known once, so most
@@ -113,23 +115,28 @@ class Builder {
     return true;
   }
 
-  Result<bool> set_option(const std::string& raw_key, const std::string& value) {
-    const std::string key = strip_option_prefix(raw_key);
+  Result<bool> set_option(std::string_view raw_key, std::string_view value) {
+    const std::string_view key = option_name(raw_key);
     if (key == "check") return true;
     if (key == "hf-config" || key == "config") {
-      return make_error(ErrorCode::kInvalidValue, key,
-                        key + " is read on the submit host by the SPANK plugin (--llm-" + key + "); a comment "
+      const std::string name(key);
+      return make_error(ErrorCode::kInvalidValue, name,
+                        name + " is read on the submit host by the SPANK plugin (--llm-" + name + "); a comment "
                         "cannot carry it: give the fields instead");
     }
-    if (key != "spec") return set(key, value, false);
-    for (const std::string& pair : split(value, ',')) {
-      if (trim(pair).empty()) continue;
+    if (key != "spec") return set(std::string(key), std::string(value), false);
+    for (size_t start = 0; start <= value.size();) {  // KEY=VALUE,KEY=VALUE,...
+      const size_t end = std::min(value.find(',', start), value.size());
+      const std::string_view pair = value.substr(start, end - start);
+      start = end + 1;
+      if (trimmed(pair).empty()) continue;
       const size_t eq = pair.find('=');
-      if (eq == std::string::npos) {
+      if (eq == std::string_view::npos) {
         return make_error(ErrorCode::kMalformed, "spec",
-                          "--llm-spec='" + value + "': '" + pair + "' is not KEY=VALUE (e.g. --llm-spec=micro_batch=2,cp=2)");
+                          "--llm-spec='" + std::string(value) + "': '" + std::string(pair) +
+                              "' is not KEY=VALUE (e.g. --llm-spec=micro_batch=2,cp=2)");
       }
-      Result<bool> ok = set(strip_option_prefix(trim(pair.substr(0, eq))), trim(pair.substr(eq + 1)), true);
+      Result<bool> ok = set(std::string(option_name(trimmed(pair.substr(0, eq)))), std::string(trimmed(pair.substr(eq + 1))), true);
       if (!ok) return ok;
     }
     return true;
@@ -161,7 +168,7 @@ class Builder {
   std::vector<Seen> seen_;  // how each field was first given (a handful: a linear search)
 };
 
-bool is_check(const std::string& key) { return strip_option_prefix(key) == "check"; }
+bool is_check(std::string_view key) { return option_name(key) == "check"; }
 
 }  // namespace
 
@@ -273,24 +280,26 @@ Result<bool> annotation_from_comment(const std::string& comment, Annotation* out
                       "the trainfit comment is " + std::to_string(comment.size()) + " bytes; accepted: at most " +
                           std::to_string(kMaxComment));
   }
-  const std::string text = trim(comment);
-  std::string body = text.substr(9);
-  for (char& c : body) if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  constexpr const char* kBlanks = " \t\n\r\v\f";
+  const std::string_view body = trimmed(comment).substr(9);  // after "trainfit:"
   Builder builder(&out->request, Face::kComment);
-  for (const std::string& token : split(body, ' ')) {
-    if (trim(token).empty()) continue;
+  for (size_t at = body.find_first_not_of(kBlanks); at != std::string_view::npos; at = body.find_first_not_of(kBlanks, at)) {
+    const size_t end = std::min(body.find_first_of(kBlanks, at), body.size());
+    const std::string_view token = body.substr(at, end - at);
+    at = end;
     const size_t eq = token.find('=');
     if (is_check(token.substr(0, eq))) {
       bool on = true;
-      if (eq != std::string::npos && !parse_bool(token.substr(eq + 1), &on)) {
-        return make_error(ErrorCode::kInvalidValue, "check", "check='" + token.substr(eq + 1) + "' is not valid; accepted: true|false");
+      if (eq != std::string_view::npos && !parse_bool(std::string(token.substr(eq + 1)), &on)) {
+        return make_error(ErrorCode::kInvalidValue, "check",
+                          "check='" + std::string(token.substr(eq + 1)) + "' is not valid; accepted: true|false");
       }
       out->check = on;
       continue;
     }
-    if (eq == std::string::npos) {
-      return make_error(ErrorCode::kMalformed, token,
-                        "'" + token + "' is not key=value (e.g. --comment=\"trainfit: model=llama3-70b seq=8192\")");
+    if (eq == std::string_view::npos) {
+      return make_error(ErrorCode::kMalformed, std::string(token),
+                        "'" + std::string(token) + "' is not key=value (e.g. --comment=\"trainfit: model=llama3-70b seq=8192\")");
     }
     Result<bool> set = builder.set_option(token.substr(0, eq), token.substr(eq + 1));
     if (!set) return set.error();

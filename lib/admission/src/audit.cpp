@@ -9,6 +9,7 @@
 
 #include "trainfit/admission.h"
 #include "trainfit/admission/audit_log.h"
+#include "trainfit/util/text.h"
 
 namespace trainfit::admission {
 namespace {
@@ -93,21 +94,7 @@ std::string truncated(const std::string& text, size_t most, size_t total) {
 }
 
 void append_fixed(std::string& out, double value, int decimals) {
-  if (!std::isfinite(value)) value = 0;
-  int64_t scale = 1;
-  for (int i = 0; i < decimals; ++i) scale *= 10;
-  if (std::fabs(value) * static_cast<double>(scale) > 9e15) value = 0;  // never a GiB figure
-  int64_t scaled = std::llround(value * static_cast<double>(scale));
-  if (scaled < 0) {
-    out += '-';
-    scaled = -scaled;
-  }
-  out += std::to_string(scaled / scale);
-  if (decimals == 0) return;
-  out += '.';
-  const std::string fraction = std::to_string(scaled % scale);
-  out.append(static_cast<size_t>(decimals) - fraction.size(), '0');
-  out += fraction;
+  out += format_fixed(std::isfinite(value) ? value : 0.0, decimals);  // JSON has no inf or nan
 }
 
 std::string audit_json(const AuditRecord& r) {

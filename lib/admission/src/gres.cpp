@@ -27,12 +27,6 @@ int64_t capped_product(int64_t a, int64_t b) {
   return std::min(a * b, kMaxJobGpus + 1);
 }
 
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
 bool digits(std::string_view text) {
   if (text.empty() || text.size() > 18) return false;
   for (char c : text) if (c < '0' || c > '9') return false;

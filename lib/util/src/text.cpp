@@ -23,12 +23,14 @@ std::string quoted_path(const std::string& path) {
   return path.substr(0, kMaxQuotedBytes) + "... (" + std::to_string(path.size()) + " bytes)";
 }
 
-std::string trim(const std::string& text) {
+std::string_view trimmed(std::string_view text) {
   size_t begin = 0, end = text.size();
   while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
   while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
   return text.substr(begin, end - begin);
 }
+
+std::string trim(const std::string& text) { return std::string(trimmed(text)); }
 
 std::string lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -7,6 +7,7 @@ namespace trainfit {
 
 Result<Resolved> resolve(const Request& request) {
   Resolved out;
+  out.assumptions.reserve(8);  // a request's defaults, each noted: one allocation, not one per growth
   // Most requests (every admission decision without a framework) are already in
   // trainfit's words: no copy for them.
   std::optional<Result<Request>> words;

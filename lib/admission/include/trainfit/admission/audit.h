@@ -33,7 +33,8 @@ constexpr size_t kMaxAuditField = 1024;
 TRAINFIT_API std::string truncated(const std::string& text, size_t most, size_t total = 0);
 TRAINFIT_API std::string audit_json(const AuditRecord& record);
 
-// "79.65": fixed decimals without printf (audit lines and stamps are on the hot path).
+// "79.65": printf's "%.Nf" without printf (audit lines and stamps are on the hot path); a value
+// that is not finite is written as 0.
 TRAINFIT_API void append_fixed(std::string& out, double value, int decimals);
 
 // Logging.

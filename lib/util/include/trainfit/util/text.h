@@ -11,6 +11,7 @@
 namespace trainfit {
 
 std::string trim(const std::string& text);
+std::string_view trimmed(std::string_view text);  // trim without a copy
 std::string lower(std::string text);
 bool equals_lower(std::string_view text, std::string_view lower_word);  // ASCII, no copy
 std::vector<std::string> split(const std::string& text, char separator);
