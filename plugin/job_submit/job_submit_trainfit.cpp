@@ -107,7 +107,9 @@ std::string capped(const char* text) {
 // Takes the job and decision over: their strings move into the queued record.
 void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, Job&& job, Decision&& decision, std::string&& id,
            std::shared_ptr<const std::string> audit_path) {
-  AuditRecord r;
+  if (g_audit == nullptr) return;
+  auto record = std::make_unique<AuditRecord>(std::move(job.annotation.request), std::move(decision));
+  AuditRecord& r = *record;
   r.event = event;
   r.time = static_cast<int64_t>(std::time(nullptr));
   r.decision_id = std::move(id);
@@ -119,10 +121,8 @@ void audit(const char* event, const job_desc_msg_t* d, uint32_t uid, Job&& job, 
   r.job_name = capped(d->name);
   r.gpu_request = capped(gpu_request_as_written(d));
   r.time_limit_minutes = d->time_limit == NO_VAL || d->time_limit == INFINITE ? 0 : d->time_limit;  // GPU-hours in reports
-  r.annotation = std::move(job.annotation.request);
-  r.decision = std::move(decision);
   r.decision.message = truncated(r.decision.message, 4 * kMaxAuditField);
-  if (g_audit != nullptr) g_audit->submit(std::move(r), std::move(audit_path));
+  g_audit->submit(std::move(record), std::move(audit_path));
 }
 
 // Each class of refusal has its own Slurm error code, so that the last line sbatch

@@ -30,16 +30,21 @@ bool AuditWriter::submit(AuditRecord&& record, const std::string& path) {
 }
 
 bool AuditWriter::submit(AuditRecord&& record, std::shared_ptr<const std::string> path) {
+  return submit(std::make_unique<AuditRecord>(std::move(record)), std::move(path));
+}
+
+bool AuditWriter::submit(std::unique_ptr<AuditRecord> record, std::shared_ptr<const std::string> path) {
+  if (record == nullptr) return false;
+  const size_t bytes = size_of(*record);
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    const size_t bytes = size_of(record);
     if (queue_.size() >= max_queued_ || queued_bytes_ + bytes > max_bytes_) {
       ++dropped_;
       return false;
     }
     queued_bytes_ += bytes;
-    queue_.emplace_back(std::move(record), std::move(path), bytes);  // one move of the record, not two
+    queue_.emplace_back(std::move(record), std::move(path), bytes);
     wake = waiting_;  // a busy writer takes the record with its next batch: no syscall here
     waiting_ = false;
   }
@@ -128,8 +133,9 @@ void AuditWriter::write(std::vector<Item>& batch) {
   std::string lines;
   int64_t records = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (batch[i].record.user.empty() && user_name_) batch[i].record.user = user_name_(batch[i].record.uid);
-    lines += (records > 0 ? "\n" : "") + audit_json(batch[i].record);
+    AuditRecord& record = *batch[i].record;
+    if (record.user.empty() && user_name_) record.user = user_name_(record.uid);
+    lines += (records > 0 ? "\n" : "") + audit_json(record);
     ++records;
     const bool last_for_path = i + 1 == batch.size() || *batch[i + 1].path != *batch[i].path;
     if (!last_for_path && lines.size() < (1u << 20)) continue;

@@ -16,6 +16,11 @@
 namespace trainfit::admission {
 
 struct AuditRecord {
+  AuditRecord() = default;
+  // The job's annotation and decision moved in once (a Request is ~1.8 KB: the job path
+  // builds its record in place rather than assigning into a default one).
+  AuditRecord(Request&& annotation_, Decision&& decision_)
+      : annotation(std::move(annotation_)), decision(std::move(decision_)) {}
   int64_t time = 0;  // seconds since the epoch
   std::string event = "submit";  // submit | modify
   std::string decision_id;       // also stamped on the job's AdminComment

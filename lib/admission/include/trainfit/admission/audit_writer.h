@@ -38,6 +38,8 @@ class TRAINFIT_API AuditWriter {
   void start();
   // Queues one record for path; false when the queue is full (the record is counted as dropped).
   // The path is shared, not copied: a caller holding its policy passes an aliasing pointer.
+  // A record built on the heap is queued as it is (no move of its ~2 KB).
+  bool submit(std::unique_ptr<AuditRecord> record, std::shared_ptr<const std::string> path);
   bool submit(AuditRecord&& record, std::shared_ptr<const std::string> path);
   bool submit(AuditRecord&& record, const std::string& path);
   // Writes everything queued, then ends the thread.
@@ -48,8 +50,9 @@ class TRAINFIT_API AuditWriter {
 
  private:
   struct Item {
-    Item(AuditRecord&& r, std::shared_ptr<const std::string> p, size_t b) : record(std::move(r)), path(std::move(p)), bytes(b) {}
-    AuditRecord record;
+    Item(std::unique_ptr<AuditRecord> r, std::shared_ptr<const std::string> p, size_t b)
+        : record(std::move(r)), path(std::move(p)), bytes(b) {}
+    std::unique_ptr<AuditRecord> record;  // never null
     std::shared_ptr<const std::string> path;
     size_t bytes;
   };
