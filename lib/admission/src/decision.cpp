@@ -37,11 +37,13 @@ struct Evaluation {
 // list is refused in decide, so no job makes slurmctld evaluate without bound).
 std::vector<std::string> partitions_of(const std::string& list) {
   std::vector<std::string> out;
-  for (const std::string& name : split(list, ',')) {
-    const std::string p = trim(name);
-    if (!p.empty() && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  for (size_t start = 0; start <= list.size();) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string_view p = trimmed(std::string_view(list).substr(start, end - start));
+    start = end + 1;
+    if (!p.empty() && std::find(out.begin(), out.end(), p) == out.end()) out.emplace_back(p);
   }
-  if (out.empty()) out.push_back("");
+  if (out.empty()) out.emplace_back();
   return out;
 }
 
@@ -68,13 +70,18 @@ bool exempt(const PartitionPolicy& p, const Job& job) {
 // The catalog GPU to check against: the GRES types (the smallest-memory one when a
 // job mixes types, since every rank must fit), else the partition's default.
 Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const GpuTotal& gpus) {
-  std::vector<std::string> types = gpus.types;
-  if (types.empty() || gpus.untyped) types.push_back(rules.default_gpu);
   const GpuSpec* smallest = nullptr;
-  for (const std::string& type : types) {
+  auto consider = [&](const std::string& type) -> std::optional<Error> {
     Result<const GpuSpec*> gpu = catalog_gpu(policy, type);
     if (!gpu) return gpu.error();
     if (smallest == nullptr || gpu.value()->capacity_bytes < smallest->capacity_bytes) smallest = gpu.value();
+    return std::nullopt;
+  };
+  for (const std::string& type : gpus.types) {
+    if (std::optional<Error> unknown = consider(type)) return *unknown;
+  }
+  if (gpus.types.empty() || gpus.untyped) {
+    if (std::optional<Error> unknown = consider(rules.default_gpu)) return *unknown;
   }
   return smallest->name;
 }

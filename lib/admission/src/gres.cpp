@@ -123,7 +123,7 @@ Result<GpuTotal> total_gpus(const JobGpuFields& f) {
     total.gpu_shares |= list->gpu_shares;
     if (list->gpus == 0) continue;
     total.gpus = capped_product(list->gpus, s.multiplier);
-    total.types = list->gpu_types;
+    total.types = std::move(list->gpu_types);
     total.untyped = list->untyped;
     total.gpu_shares |= list->gpu_shares;
     total.source = s.field;
