@@ -43,9 +43,20 @@ namespace {
 
 // The prediction up to "GiB usable", the parenthesis left open for what follows.
 std::string needs_open(const Config& c, const Breakdown& b) {
-  return model_text(c) + " at seq " + std::to_string(c.seq_length) +
-         " needs " + format_gib(b.per_gpu_total) + " GiB per GPU on " + std::to_string(c.num_gpus) + " x " +
-         gpu_label(c) + " (" + format_gib(b.capacity) + " GiB usable";
+  std::string out = model_text(c);
+  out.reserve(out.size() + 96);  // one buffer for the line (a refusal builds it inside slurmctld)
+  out += " at seq ";
+  out += std::to_string(c.seq_length);
+  out += " needs ";
+  out += format_gib(b.per_gpu_total);
+  out += " GiB per GPU on ";
+  out += std::to_string(c.num_gpus);
+  out += " x ";
+  out += gpu_label(c);
+  out += " (";
+  out += format_gib(b.capacity);
+  out += " GiB usable";
+  return out;
 }
 
 }  // namespace
