@@ -125,21 +125,20 @@ class Builder {
                         "cannot carry it: give the fields instead");
     }
     if (key != "spec") return set(std::string(key), std::string(value), false);
-    for (size_t start = 0; start <= value.size();) {  // KEY=VALUE,KEY=VALUE,...
-      const size_t end = std::min(value.find(',', start), value.size());
-      const std::string_view pair = value.substr(start, end - start);
-      start = end + 1;
-      if (trimmed(pair).empty()) continue;
+    Result<bool> ok = true;
+    for_each_part(value, ',', [&](std::string_view pair) {  // KEY=VALUE,KEY=VALUE,...
+      if (trimmed(pair).empty()) return true;
       const size_t eq = pair.find('=');
       if (eq == std::string_view::npos) {
-        return make_error(ErrorCode::kMalformed, "spec",
-                          "--llm-spec='" + std::string(value) + "': '" + std::string(pair) +
-                              "' is not KEY=VALUE (e.g. --llm-spec=micro_batch=2,cp=2)");
+        ok = make_error(ErrorCode::kMalformed, "spec",
+                        "--llm-spec='" + std::string(value) + "': '" + std::string(pair) +
+                            "' is not KEY=VALUE (e.g. --llm-spec=micro_batch=2,cp=2)");
+      } else {
+        ok = set(std::string(option_name(trimmed(pair.substr(0, eq)))), std::string(trimmed(pair.substr(eq + 1))), true);
       }
-      Result<bool> ok = set(std::string(option_name(trimmed(pair.substr(0, eq)))), std::string(trimmed(pair.substr(eq + 1))), true);
-      if (!ok) return ok;
-    }
-    return true;
+      return ok.ok();
+    });
+    return ok;
   }
 
  private:

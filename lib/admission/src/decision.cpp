@@ -37,12 +37,11 @@ struct Evaluation {
 // list is refused in decide, so no job makes slurmctld evaluate without bound).
 std::vector<std::string> partitions_of(const std::string& list) {
   std::vector<std::string> out;
-  for (size_t start = 0; start <= list.size();) {
-    const size_t end = std::min(list.find(',', start), list.size());
-    const std::string_view p = trimmed(std::string_view(list).substr(start, end - start));
-    start = end + 1;
+  for_each_part(list, ',', [&out](std::string_view part) {
+    const std::string_view p = trimmed(part);
     if (!p.empty() && std::find(out.begin(), out.end(), p) == out.end()) out.emplace_back(p);
-  }
+    return true;
+  });
   if (out.empty()) out.emplace_back();
   return out;
 }
@@ -71,17 +70,11 @@ bool exempt(const PartitionPolicy& p, const Job& job) {
 // job mixes types, since every rank must fit), else the partition's default.
 Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const GpuTotal& gpus) {
   const GpuSpec* smallest = nullptr;
-  auto consider = [&](const std::string& type) -> std::optional<Error> {
-    Result<const GpuSpec*> gpu = catalog_gpu(policy, type);
+  const size_t typed = gpus.types.size(), with_default = typed == 0 || gpus.untyped ? 1 : 0;
+  for (size_t i = 0; i < typed + with_default; ++i) {  // the types, then the default (no copied list)
+    Result<const GpuSpec*> gpu = catalog_gpu(policy, i < typed ? gpus.types[i] : rules.default_gpu);
     if (!gpu) return gpu.error();
     if (smallest == nullptr || gpu.value()->capacity_bytes < smallest->capacity_bytes) smallest = gpu.value();
-    return std::nullopt;
-  };
-  for (const std::string& type : gpus.types) {
-    if (std::optional<Error> unknown = consider(type)) return *unknown;
-  }
-  if (gpus.types.empty() || gpus.untyped) {
-    if (std::optional<Error> unknown = consider(rules.default_gpu)) return *unknown;
   }
   return smallest->name;
 }

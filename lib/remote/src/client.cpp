@@ -4,6 +4,7 @@
 
 #include "curl_api.h"
 #include "trainfit/json.h"
+#include "trainfit/util/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -19,12 +20,6 @@ constexpr const char* kEstimatePath = "/edge/training";
 // libcurl, loaded at the first use (curl_api.h).
 // Only after post_estimate saw curl_api() succeed.
 const CurlApi& curl() { return *curl_api().value(); }
-
-std::string trimmed(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
 
 Error invalid(const std::string& option, const std::string& value, const std::string& accepted) {
   return make_error(ErrorCode::kInvalidValue, option, option + "='" + value + "' is not valid; accepted: " + accepted);
@@ -134,7 +129,7 @@ Result<std::vector<std::string>> parse_endpoints(const std::string& list, const 
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
-    const std::string url = trimmed(list.substr(start, comma - start));
+    const std::string url = trim(list.substr(start, comma - start));
     const std::string full = url.empty() ? "" : estimate_url(url);
     if (full.empty()) return invalid(option, list == url ? list : url, accepted);
     urls.push_back(full);

@@ -1,6 +1,7 @@
 // Small, strict text helpers (no locale, no exceptions).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,6 +16,17 @@ std::string_view trimmed(std::string_view text);  // trim without a copy
 std::string lower(std::string text);
 bool equals_lower(std::string_view text, std::string_view lower_word);  // ASCII, no copy
 std::vector<std::string> split(const std::string& text, char separator);
+// visit(part) for each separator-separated part of text, empty ones too, in order, as views
+// (no copies); stops when visit returns false, and then returns false.
+template <typename Visit>
+bool for_each_part(std::string_view text, char separator, Visit visit) {
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(separator, start), text.size());
+    if (!visit(text.substr(start, end - start))) return false;
+    start = end + 1;
+  }
+  return true;
+}
 bool parse_int(const std::string& text, int64_t* out);    // whole string, base 10
 bool parse_number(const std::string& text, double* out);  // whole string, finite
 bool parse_bool(const std::string& text, bool* out);      // true/false/1/0/yes/no/on/off
