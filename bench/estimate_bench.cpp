@@ -145,6 +145,15 @@ void BM_AdmissionReject(benchmark::State& state) {
 }
 BENCHMARK(BM_AdmissionReject);
 
+// A job that fits at no GPU count (llama3-405b at seq 131072 with every activation kept):
+// its refusal searches for a way out, here four changes at once, the one path that does.
+void BM_AdmissionRejectHopeless(benchmark::State& state) {
+  const admission::Policy policy = admission::parse_policy("gpus_per_node = 8").value();
+  const admission::Job job = admission_job("trainfit: model=llama3-405b seq=131072");
+  for (auto _ : state) benchmark::DoNotOptimize(admission::decide(policy, job));
+}
+BENCHMARK(BM_AdmissionRejectHopeless);
+
 void BM_AdmissionParseAnnotation(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(admission_job("trainfit: model=llama3-70b seq=8192 zero=3"));
 }

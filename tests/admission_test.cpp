@@ -878,6 +878,48 @@ TEST(Decision, AdviceSpeaksTheAnnotationsSyntax) {
   EXPECT_NE(c.message.find("(or: "), std::string::npos) << c.message;
 }
 
+// A job that fits at no GPU count as it is (min_gpus_to_fit=none) still hears a way out
+// when advice has one (several changes at once, more GPUs), and the way out holds: the
+// same job with those changes, on the GPUs named, is accepted by the gate itself.
+TEST(Decision, AHopelessJobHearsAWayOutThatTheGateAccepts) {
+  const Policy policy = parse_policy("").value();
+  int offered = 0;
+  for (const char* job_spec : {"model=llama3-70b seq=8192", "model=llama3-405b seq=131072",
+                               "model=llama3-405b seq=65536 zero=1", "model=llama3-70b seq=32768 micro_batch=2",
+                               "model=qwen2.5-72b seq=16384"}) {
+    for (const char* gpus : {"gres:gpu:h100:8", "gres:gpu:a100-40gb:64"}) {
+      const Decision d = decide(policy, job_of(job_spec, gpus));
+      ASSERT_EQ(d.verdict, Verdict::kReject) << job_spec << ": " << d.message;
+      if (d.min_gpus != 0) continue;  // not hopeless on these GPUs
+      ASSERT_NE(d.message.find("min_gpus_to_fit=none (or: "), std::string::npos) << job_spec << ": " << d.message;
+      Job changed = job_of(job_spec, "");
+      std::string tres;
+      for (const Change& change : d.advice) {
+        if (change.field == "num_gpus") {
+          tres = std::string(gpus).substr(0, std::string(gpus).rfind(':') + 1) + change.value;
+          EXPECT_NE(d.message.find(" fits on " + change.value + ")"), std::string::npos) << d.message;
+        } else {
+          ASSERT_TRUE(apply_key_values(changed.annotation.request, change.field + "=" + change.value).ok()) << change.field;
+        }
+      }
+      changed.fields.per_job = tres.empty() ? gpus : tres;
+      const Decision after = decide(policy, changed);
+      EXPECT_EQ(after.verdict, Verdict::kAccept) << job_spec << " with " << d.message << ": " << after.message;
+      // The CLI's and the API's verdict line offers the same way out.
+      Request request = job_of(job_spec, "").annotation.request;
+      request.gpu = d.gpu;
+      request.num_gpus = d.gpus_requested;
+      const Result<Response> r = respond(request, {});
+      ASSERT_TRUE(r.ok()) << job_spec;
+      const std::string line = verdict(*r);
+      EXPECT_NE(line.find("min_gpus_to_fit=none (or: "), std::string::npos) << line;
+      EXPECT_NE(line.find(d.message.substr(d.message.rfind(" fits on "))), std::string::npos) << line << " | " << d.message;
+      ++offered;
+    }
+  }
+  EXPECT_GE(offered, 4);
+}
+
 TEST(Decision, CheckReportsTheVerdictOnAccept) {
   Job job = job_of("model=llama3-8b zero=3", "gres:gpu:h100:8");
   EXPECT_TRUE(decide(parse_policy("").value(), job).message.empty());

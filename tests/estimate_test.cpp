@@ -1,5 +1,6 @@
 // Properties of the estimate: each mechanism moves memory the way its source says.
 #include <algorithm>
+#include <set>
 
 #include "test_util.h"
 
@@ -215,6 +216,78 @@ TEST(Sweeps, EveryPointEqualsItsOwnEstimate) {
       EXPECT_EQ(point.fits, b.fits) << point.seq_length;
     }
   }
+}
+
+// Advice is something a user can type: each field once (a combination that raised TP twice
+// said "--tp=8 --sp --tp=64 --sp"), and TP within a node (Narayanan et al., SC'21, 3.3), and
+// what it says fits does fit when applied to the request (the estimate of the changed job).
+TEST(Advice, EachFieldOnceTensorParallelWithinANodeAndWhatFitsFits) {
+  int checked = 0;
+  for (const char* model : {"llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b"}) {
+    for (const char* gpu : {"h100", "a100-40gb"}) {
+      for (const int64_t per_node : {4, 8, 64}) {
+        for (const int64_t seq : {8192, 65536}) {
+          Request request;
+          const std::string spec = std::string("model=") + model + ",gpu=" + gpu + ",num_gpus=8,gpus_per_node=" +
+                                   std::to_string(per_node) + ",seq_length=" + std::to_string(seq);
+          ASSERT_TRUE(apply_key_values(request, spec).ok()) << spec;
+          const Result<Resolved> resolved = resolve(request);
+          ASSERT_TRUE(resolved.ok()) << spec;
+          for (const Advice& a : advise(resolved->config)) {
+            std::set<std::string> fields;
+            Request changed = request;
+            for (const Change& change : a.changes) {
+              EXPECT_TRUE(fields.insert(change.field).second) << spec << ": " << key_values(a.changes);
+              if (change.field == "tensor_parallel") EXPECT_LE(std::stoll(change.value), per_node) << spec;
+              ASSERT_TRUE(apply_key_values(changed, change.field + "=" + change.value).ok()) << change.field;
+            }
+            if (!a.fits) continue;
+            const Result<Resolved> after = resolve(changed);
+            ASSERT_TRUE(after.ok()) << spec << " with " << key_values(a.changes);
+            EXPECT_TRUE(estimate(after->config).fits) << spec << " with " << key_values(a.changes);
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 25);
+}
+
+// A job that fits at no GPU count hears a way out (way_out_of_none, which stops at the first
+// that fits): it must be what the full advice, every entry built, offers first.
+TEST(Advice, TheWayOutOfNoneIsTheFullAdvicesFirstFit) {
+  int compared = 0, with_a_way = 0, combined = 0;
+  for (const char* model : {"llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "qwen2.5-72b"}) {
+    for (const char* gpu : {"h100", "a100-40gb", "l40s"}) {
+      for (const char* layout : {"zero_stage=0", "zero_stage=1", "zero_stage=0,micro_batch=8", "pipeline_parallel=2,num_microbatches=8",
+                                 "framework=torchtitan,zero_stage=3", "gpus_per_node=4"}) {
+        for (const int64_t seq : {8192, 32768, 131072}) {
+          const std::string spec = std::string("model=") + model + ",gpu=" + gpu + ",num_gpus=8,seq_length=" +
+                                   std::to_string(seq) + "," + layout;
+          Request request;
+          if (!apply_key_values(request, spec).ok()) continue;
+          const Result<Resolved> resolved = resolve(request);
+          if (!resolved.ok()) continue;
+          const Config& c = resolved->config;
+          if (min_gpus_to_fit(c).gpus != 0 || cheapest_fitting_change(c)) continue;  // not "none"
+          const std::optional<Advice> full = one_line_advice(advise(c), c.num_gpus, 0);
+          const std::optional<Advice> lazy = way_out_of_none(c);
+          ASSERT_EQ(lazy.has_value(), full.has_value()) << spec;
+          if (full) {
+            EXPECT_EQ(key_values(lazy->changes), key_values(full->changes)) << spec;
+            EXPECT_EQ(lazy->num_gpus, full->num_gpus) << spec;
+            combined += full->changes.size() > 2;
+          }
+          ++compared;
+          with_a_way += full.has_value();
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 50);
+  EXPECT_GT(with_a_way, 25);
+  EXPECT_GT(combined, 5);  // some ways out take several changes
 }
 
 // A refusal's one-line advice (cheapest_fitting_change) skips the full estimate of changes

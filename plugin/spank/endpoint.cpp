@@ -91,9 +91,9 @@ Result<Response> ServiceEstimator::predict(const Request& request, double headro
   return admission::local_estimator().predict(request, headroom, with_min_gpus);
 }
 
-// From the service's advice: the first change that fits on the GPUs asked for.
+// From the service's advice, by the local estimator's rule.
 std::optional<Advice> ServiceEstimator::cheapest_change(const Response& response) const {
-  return admission::cheapest_in(response.advice, response.resolved.config.num_gpus);
+  return one_line_advice(response.advice, response.resolved.config.num_gpus, response.min_gpus.gpus);
 }
 
 }  // namespace trainfit::spank

@@ -126,7 +126,12 @@ class LocalEstimator : public Estimator {
   }
 
   std::optional<Advice> cheapest_change(const Response& response) const override {
-    return cheapest_fitting_change(response.resolved.config);
+    const Config& c = response.resolved.config;
+    std::optional<Advice> single = cheapest_fitting_change(c);
+    if (single || response.min_gpus.gpus > 0) return single;
+    // No GPU count fits as the job is: a way out with more GPUs or several changes (rare,
+    // so its min-GPU searches are paid only by a job that would otherwise hear "none").
+    return way_out_of_none(c);
   }
 };
 
@@ -191,10 +196,10 @@ std::string min_text(const Response& r) { return min_gpus_text(r.resolved.config
 
 // "llama3-70b at seq 8192 needs ...; min_gpus_to_fit=22 (or: --llm-recompute=full fits on 8)"
 std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, Face face) {
-  const Config& c = r.resolved.config;
-  std::string line = needs_line(c, r.breakdown) + "; min_gpus_to_fit=" + min_text(r);
-  if (cheapest) line += " (or: " + spell_changes(cheapest->changes, face) + " fits on " + std::to_string(c.num_gpus) + ")";
-  return line;
+  std::string line = needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" + min_text(r);
+  if (!cheapest) return line;
+  return line + " (or: " + spell_changes(changes_besides_gpus(cheapest->changes), face) + " fits on " +
+         std::to_string(cheapest->num_gpus) + ")";
 }
 
 // The refusal text for the partition where the job does not fit, with advice (also
@@ -334,14 +339,7 @@ std::string spell_changes(const std::vector<Change>& changes, Face face) {
 }
 
 std::string oom_message(const Response& r, Face face) {
-  return "trainfit: " + oom_body(r, cheapest_in(r.advice, r.resolved.config.num_gpus), face);
-}
-
-std::optional<Advice> cheapest_in(const std::vector<Advice>& advice, int64_t gpus) {
-  for (const Advice& a : advice) {
-    if (a.fits && a.field() != "num_gpus" && a.num_gpus == gpus) return a;
-  }
-  return std::nullopt;
+  return "trainfit: " + oom_body(r, one_line_advice(r.advice, r.resolved.config.num_gpus, r.min_gpus.gpus), face);
 }
 
 const Estimator& local_estimator() {

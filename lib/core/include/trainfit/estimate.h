@@ -168,6 +168,19 @@ TRAINFIT_API std::vector<Advice> advise(const Config& config);
 // The same, reusing an estimate and min-GPU search already made for this config.
 TRAINFIT_API std::vector<Advice> advise(const Config& config, const Breakdown& now, const MinGpus& more);
 
+// What a one-line verdict or refusal offers after "min_gpus_to_fit=..." from full advice:
+// the first single change that fits on the `gpus` asked for; when no GPU count fits the
+// job as it is (min_gpus 0, "none"), the first advice that fits at all (more GPUs, or
+// several changes at once), so that a hopeless job still hears a way out.
+TRAINFIT_API std::optional<Advice> one_line_advice(const std::vector<Advice>& advice, int64_t gpus, int64_t min_gpus);
+
+// one_line_advice(advise(c), c.num_gpus, 0) for a job that fits at no GPU count and has no
+// single change that fits on its GPUs, with only the searches up to the first way out.
+TRAINFIT_API std::optional<Advice> way_out_of_none(const Config& config);
+
+// "(or: CHANGES fits on N)": the changes besides the GPU count, which "fits on N" says.
+TRAINFIT_API std::vector<Change> changes_besides_gpus(const std::vector<Change>& changes);
+
 struct Response {
   Resolved resolved;
   Breakdown breakdown;

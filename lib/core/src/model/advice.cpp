@@ -67,9 +67,12 @@ void for_each_candidate(const Config& c, Visit visit) {
       x.recompute_every = 1;
     });
   }
-  // Only the parallelism the framework offers by itself (presets.cpp kParallelism).
+  // Only the parallelism the framework offers by itself (presets.cpp kParallelism), and
+  // TP within a node: "tensor model parallelism should generally be used up to degree g
+  // when using g-GPU servers" (Narayanan et al., SC'21, arXiv:2104.04473, section 3.3).
   const FrameworkParallelism offers = parallelism_of(c.framework);
-  for (int64_t tp = c.tp * 2; offers.tensor && tp <= 8 * c.tp && tp <= 64; tp *= 2) {
+  const int64_t most_tp = std::min<int64_t>(64, std::max(c.tp, c.gpus_per_node));
+  for (int64_t tp = c.tp * 2; offers.tensor && tp <= 8 * c.tp && tp <= most_tp; tp *= 2) {
     add("tensor_parallel", std::to_string(tp), [tp](Config& x) {
       x.tp = tp;
       x.sp = true;
@@ -101,6 +104,27 @@ bool has_field(const std::vector<Advice>& list, const std::string& field) {
   return false;
 }
 
+// The candidate at the fewest GPUs where it fits, searched up to at_most (0: no limit).
+std::optional<Advice> with_fewest_gpus(const Candidate& cand, int64_t at_most) {
+  const MinGpus with = model::search_min_gpus(cand.config, at_most, false);
+  if (with.gpus == 0) return std::nullopt;
+  Config x = cand.config;
+  x.num_gpus = std::max(with.gpus, x.num_gpus);
+  const Breakdown at = estimate(x);
+  return Advice{with_gpus(changes_of(cand), x.num_gpus), x.num_gpus, at.per_gpu_total / kGiB, at.fits};
+}
+
+// A later step's value for a field replaces an earlier one (tp=8, then tp=16: tp=16).
+void set_change(std::vector<Change>& changes, Change change) {
+  for (Change& have : changes) {
+    if (have.field == change.field) {
+      have.value = std::move(change.value);
+      return;
+    }
+  }
+  changes.push_back(std::move(change));
+}
+
 // Several changes at once, when no single change fits at any GPU count: greedily
 // take the change that lowers the memory floor (the per-GPU need at the widest
 // job) most, until some GPU count fits.
@@ -122,7 +146,7 @@ void add_combination(const Config& c, std::vector<Advice>& out) {
       }
     }
     if (best == nullptr) return;
-    for (Change& change : changes_of(*best)) changes.push_back(std::move(change));
+    for (Change& change : changes_of(*best)) set_change(changes, std::move(change));
     current = best->config;
     const MinGpus with = model::search_min_gpus(current, 0, false);
     if (with.gpus > 0) {
@@ -156,6 +180,40 @@ std::optional<Advice> cheapest_fitting_change(const Config& c) {
   return found;
 }
 
+std::optional<Advice> one_line_advice(const std::vector<Advice>& advice, int64_t gpus, int64_t min_gpus) {
+  for (const Advice& a : advice) {
+    if (a.fits && a.field() != "num_gpus" && a.num_gpus == gpus) return a;
+  }
+  if (min_gpus > 0) return std::nullopt;  // adding GPUs alone is already said
+  for (const Advice& a : advice) if (a.fits) return a;
+  return std::nullopt;
+}
+
+std::optional<Advice> way_out_of_none(const Config& c) {
+  // advise()'s entries for a job that fits at no count, built only up to the first that
+  // fits: no single change fits on its GPUs (cheapest_fitting_change's test), so they are
+  // the candidates at their fewest GPUs (a field's first value only), else a combination.
+  std::optional<Advice> found;
+  std::vector<Advice> entries;
+  for_each_candidate(c, [&](Candidate&& cand) {
+    if (has_field(entries, cand.field)) return false;
+    std::optional<Advice> with_more = with_fewest_gpus(cand, 0);
+    if (!with_more) return false;
+    if (with_more->fits) found = std::move(with_more);
+    else entries.push_back(std::move(*with_more));
+    return found.has_value();
+  });
+  if (found || !entries.empty()) return found;
+  add_combination(c, entries);
+  return entries.empty() ? std::nullopt : std::optional<Advice>(entries.front());
+}
+
+std::vector<Change> changes_besides_gpus(const std::vector<Change>& changes) {
+  std::vector<Change> out;
+  for (const Change& change : changes) if (change.field != "num_gpus") out.push_back(change);
+  return out;
+}
+
 std::vector<Advice> advise(const Config& c) {
   const Breakdown now = estimate(c);
   return now.fits ? std::vector<Advice>{} : advise(c, now, min_gpus_to_fit(c));
@@ -177,12 +235,8 @@ std::vector<Advice> advise(const Config& c, const Breakdown& now, const MinGpus&
     }
     if (has_field(combined, cand.field)) continue;
     // Only worth offering when it needs fewer GPUs than adding GPUs alone.
-    const MinGpus with = model::search_min_gpus(cand.config, more.gpus > 0 ? more.gpus - 1 : 0, false);
-    if (with.gpus == 0) continue;
-    Config x = cand.config;
-    x.num_gpus = std::max(with.gpus, x.num_gpus);
-    const Breakdown at = estimate(x);
-    combined.push_back({with_gpus(changes_of(cand), x.num_gpus), x.num_gpus, at.per_gpu_total / kGiB, at.fits});
+    std::optional<Advice> with_more = with_fewest_gpus(cand, more.gpus > 0 ? more.gpus - 1 : 0);
+    if (with_more) combined.push_back(std::move(*with_more));
   }
   std::vector<Advice> out = fitting;
   for (Advice& a : combined) if (!has_field(out, a.field())) out.push_back(std::move(a));

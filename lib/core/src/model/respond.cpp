@@ -70,11 +70,9 @@ std::string verdict(const Response& r, ChangeSpeller spell) {
   const std::string percent = format_fixed(100.0 * b.per_gpu_total / b.capacity, 0) + "%";
   if (b.fits) return "FITS: " + what + ", " + percent + ")";
   std::string line = "OOM: " + what + "); min_gpus_to_fit=" + min_gpus_text(c, r.min_gpus.gpus);
-  for (const Advice& a : r.advice) {
-    if (a.fits && a.field() != "num_gpus" && a.num_gpus == c.num_gpus) {
-      line += " (or: " + spell(a.changes) + " fits on " + std::to_string(c.num_gpus) + ")";
-      break;
-    }
+  const std::optional<Advice> way_out = one_line_advice(r.advice, c.num_gpus, r.min_gpus.gpus);
+  if (way_out) {
+    line += " (or: " + spell(changes_besides_gpus(way_out->changes)) + " fits on " + std::to_string(way_out->num_gpus) + ")";
   }
   return line;
 }

@@ -86,12 +86,10 @@ class Estimator {
   // The prediction for `request` (gpu and num_gpus set) on GPUs with `headroom` of their
   // HBM kept free: resolved config, breakdown, and min_gpus_to_fit when with_min_gpus.
   virtual Result<Response> predict(const Request& request, double headroom, bool with_min_gpus) const = 0;
-  // The cheapest change that fits on the GPUs asked for (a refusal's "or: ...").
+  // A refusal's "or: ...": the cheapest change that fits on the GPUs asked for, or, when
+  // no GPU count fits the job as it is, the first way out that fits (one_line_advice).
   virtual std::optional<Advice> cheapest_change(const Response& response) const = 0;
 };
-
-// The cheapest change that fits on the GPUs asked for, from full advice (a response's).
-TRAINFIT_API std::optional<Advice> cheapest_in(const std::vector<Advice>& advice, int64_t gpus);
 
 // This process's model (resolve, estimate, min_gpus_to_fit, cheapest_fitting_change).
 TRAINFIT_API const Estimator& local_estimator();
