@@ -122,6 +122,19 @@ check "too few GPUs: rejected with min_gpus_to_fit=$min64 and Slurm's GRES error
 out=$(nospank sbatch --gpus=h100:8 --comment="trainfit: model=llama3-70b seq=8192 zero=3 recompute=full" --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"min_gpus_to_fit=$min64"* ]] && ok "comment annotation without the SPANK plugin rejected" || fail "comment annotation" "rc=$rc" "$out"
 
+# A job that fits at no GPU count (DDP, every activation kept) hears a way out in its own
+# options, and the way out, typed back into sbatch, is accepted.
+out=$(sbatch -H --gpus=h100:8 --llm-model=llama3-70b --llm-seq=8192 --wrap true 2>&1); rc=$?
+if [[ $rc -eq 1 && $out =~ min_gpus_to_fit=none\ \(or:\ ([^\)]*)\ fits\ on\ ([0-9]+)\) ]]; then
+  way_out=${BASH_REMATCH[1]} way_gpus=${BASH_REMATCH[2]}
+  read -r -a way_options <<<"$way_out"
+  again=$(sbatch -H --gpus=h100:$way_gpus --llm-model=llama3-70b --llm-seq=8192 "${way_options[@]}" --wrap true 2>&1)
+  [[ $again == Submitted* ]] && ok "no GPU count fits: the refusal offers '$way_out' on $way_gpus, which sbatch then accepts" \
+    || fail "way out resubmitted" "$out" "$again"
+else
+  fail "no GPU count fits: a way out" "rc=$rc $out"
+fi
+
 lines=$(audit_lines)
 out=$(nospank sbatch --parsable -H --gpus=h100:3 --wrap true 2>&1); rc=$?
 [[ $rc -eq 0 && $(colon "$(field TresPerJob "$out")") == gres:gpu:h100:3 && $(audit_lines) -eq $lines ]] && ok "unannotated job untouched, not audited" \
