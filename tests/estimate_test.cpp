@@ -229,7 +229,9 @@ TEST(Advice, EachFieldOnceTensorParallelWithinANodeAndWhatFitsFits) {
         for (const int64_t seq : {8192, 65536}) {
           Request request;
           const std::string spec = std::string("model=") + model + ",gpu=" + gpu + ",num_gpus=8,gpus_per_node=" +
-                                   std::to_string(per_node) + ",seq_length=" + std::to_string(seq);
+                                   std::to_string(per_node) + ",seq_length=" + std::to_string(seq) +
+                                   (per_node == 4 ? ",framework=deepspeed,recompute=full,recompute_every=2" : "") +
+                                   (per_node == 64 ? ",pipeline_parallel=2,num_microbatches=2,micro_batch=4" : "");
           ASSERT_TRUE(apply_key_values(request, spec).ok()) << spec;
           const Result<Resolved> resolved = resolve(request);
           ASSERT_TRUE(resolved.ok()) << spec;
@@ -252,6 +254,43 @@ TEST(Advice, EachFieldOnceTensorParallelWithinANodeAndWhatFitsFits) {
     }
   }
   EXPECT_GT(checked, 25);
+}
+
+// A one-GPU request to a framework that shards only on several GPUs (torchtune, torchtitan,
+// litgpt: FSDP): min_gpus_to_fit is the first count at which the same request, resolved at
+// that count as its user would submit it, fits (a scan of every count up to two nodes).
+TEST(MinGpus, OneGpuRequestsAreSearchedWithTheFrameworksMultiGpuDefaults) {
+  int compared = 0, varied = 0, found = 0;
+  for (const char* framework : {"torchtune", "torchtitan", "litgpt", "hf", "megatron"}) {
+    for (const char* model : {"llama3-8b", "llama3-70b", "qwen2.5-7b"}) {
+      for (const char* extra : {"", ",adapter=lora,lora_rank=16"}) {
+        for (const int64_t seq : {2048, 8192}) {
+          Request request;
+          const std::string spec = std::string("model=") + model + ",gpu=h100,num_gpus=1,framework=" + framework +
+                                   ",seq_length=" + std::to_string(seq) + extra;
+          if (!apply_key_values(request, spec).ok()) continue;
+          const Result<Response> r = respond(request, {false, false});
+          if (!r.ok() || r->breakdown.fits) continue;
+          int64_t scanned = 0;  // the first count up to 16 (whole 8-GPU nodes beyond one) that fits
+          for (int64_t n = 2; n <= 16 && scanned == 0; n += n < 8 ? 1 : 8) {
+            Request at = request;
+            at.num_gpus = n;
+            const Result<Response> there = respond(at, {false, false});
+            if (there.ok() && there->breakdown.fits) scanned = n;
+          }
+          const int64_t said = r->min_gpus.gpus;
+          if (scanned > 0) EXPECT_EQ(said, scanned) << spec;
+          else EXPECT_TRUE(said == 0 || said > 16) << spec << ": " << said;
+          ++compared;
+          varied += r->resolved.config.defaults_vary_with_gpus;
+          found += scanned > 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 30);
+  EXPECT_GT(varied, 10);
+  EXPECT_GT(found, 10);
 }
 
 // A job that fits at no GPU count hears a way out (way_out_of_none, which stops at the first

@@ -74,6 +74,7 @@ Result<Response> ServiceEstimator::predict(const Request& request, double headro
     asked.gpu_memory_gb = gpu->capacity_bytes * (1.0 - headroom) / kGiB;  // exact: kGiB is 2^30
     body = request_to_json(asked);
   } catch (const std::exception&) {  // text that is not UTF-8: resolve() names the field
+    computed_locally_ = true;
     return admission::local_estimator().predict(request, headroom, with_min_gpus);
   }
   const remote::Outcome outcome = remote::post_estimate(settings_, body);
@@ -88,11 +89,14 @@ Result<Response> ServiceEstimator::predict(const Request& request, double headro
     return make_error(ErrorCode::kInternal, "endpoint", *refusal_);
   }
   say(down + "; computed locally");
+  computed_locally_ = true;
   return admission::local_estimator().predict(request, headroom, with_min_gpus);
 }
 
-// From the service's advice, by the local estimator's rule.
+// From the service's advice, by the local estimator's rule; a response computed here
+// after no endpoint answered carries no advice: the local estimator finds it.
 std::optional<Advice> ServiceEstimator::cheapest_change(const Response& response) const {
+  if (computed_locally_) return admission::local_estimator().cheapest_change(response);
   return one_line_advice(response.advice, response.resolved.config.num_gpus, response.min_gpus.gpus);
 }
 

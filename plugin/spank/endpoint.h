@@ -43,6 +43,7 @@ class ServiceEstimator : public admission::Estimator {
   const remote::Settings& settings_;
   const bool report_;
   mutable std::optional<std::string> refusal_;
+  mutable bool computed_locally_ = false;  // a prediction fell back: its response has no advice
 };
 
 }  // namespace trainfit::spank

@@ -629,6 +629,12 @@ out=$(step_with "$dir/slurm-ep.conf" --llm-model=llama3-8b --llm-zero=3 echo ste
 out=$(step_with "$dir/slurm-down.conf" --llm-model=llama3-8b --llm-zero=3 echo step-ran); rc=$?
 [[ $rc -eq 0 && $out == *step-ran* && $out == *"no endpoint answered"*"; computed locally"* ]] \
   && ok "endpoint= down: the srun step is checked locally, saying so" || fail "endpoint srun down" "rc=$rc" "$out"
+oom=(--llm-model=llama3-8b --llm-seq=8192 --llm-zero=3 echo step-ran)
+want=$(step_with "$dir/slurm.conf" "${oom[@]}" | grep "step refused")
+out=$(step_with "$dir/slurm-down.conf" "${oom[@]}"); rc=$?
+[[ $rc -ne 0 && $want == *"(or: --llm-"* && $(grep "step refused" <<<"$out") == "$want" ]] \
+  && ok "endpoint= down: the step's refusal, computed locally, keeps its advice (${want##*min_gpus_to_fit=})" \
+  || fail "endpoint srun down advice" "rc=$rc want: $want" "$out"
 out=$(step_with "$dir/slurm-refuse.conf" --llm-model=llama3-8b --llm-zero=3 echo step-ran); rc=$?
 [[ $rc -ne 0 && $out != *step-ran* && $out == *"no endpoint answered"*"(endpoint_fallback=refuse); step refused"* ]] \
   && ok "endpoint= down, endpoint_fallback=refuse: the srun step is refused, saying why" || fail "endpoint srun refuse" "rc=$rc" "$out"

@@ -118,7 +118,7 @@ class LocalEstimator : public Estimator {
     r.resolved = std::move(resolved).value();
     const Config& c = r.resolved.config;
     r.breakdown = estimate(c);
-    if (!r.breakdown.fits || with_min_gpus) r.min_gpus = min_gpus_to_fit(c, r.breakdown);
+    if (!r.breakdown.fits || with_min_gpus) r.min_gpus = min_gpus_for(request, c, r.breakdown);
     const double batch = static_cast<double>(c.micro_batch) * static_cast<double>(c.num_microbatches) *
                          static_cast<double>(c.data_parallel());
     r.global_batch = batch < 9e18 ? static_cast<int64_t>(batch) : INT64_MAX;

@@ -172,6 +172,10 @@ struct Config {
   // when the request does not say); 0 only in Configs built by hand: no node rounding.
   int64_t gpus_per_node = 0;
   bool gpus_per_node_assumed = false;  // the default, not the request's
+  // Resolved at one GPU, and the framework's defaults differ beyond one (torchtune,
+  // torchtitan and litgpt shard with FSDP only then, presets.cpp defaults_of): GPU counts
+  // above one are those of the request resolved at two (min_gpus_for), not this config's.
+  bool defaults_vary_with_gpus = false;
   ReportStage report_stage = ReportStage::kCritical;
   // Hardware
   std::string gpu_name;

@@ -116,6 +116,10 @@ struct MinGpus {
 // Smallest GPU count at which the step fits, respecting tp*pp*cp, ep and gpus_per_node;
 // searching up to at_most GPUs (0 = the largest supported job, 2^20).
 TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config, int64_t at_most = 0);
+// The same for the request `config` was resolved from (with `now`, its estimate): where the
+// framework's defaults change beyond one GPU (Config::defaults_vary_with_gpus), the counts
+// above one are searched on the request resolved at two.
+TRAINFIT_API MinGpus min_gpus_for(const Request& request, const Config& config, const Breakdown& now);
 // The same answer, cheaper when the estimate at config.num_gpus is known to fit.
 TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config, const Breakdown& at_num_gpus);
 // "24 (3 nodes of 8)", "6", "none": a min_gpus_to_fit with the nodes it takes (node_rule.cpp).

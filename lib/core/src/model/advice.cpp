@@ -13,13 +13,14 @@ struct Candidate {
   const char* field;
   std::string value;
   Config config;
-  const char* also;  // a field the change implies ("sequence_parallel" with TP), set to true
+  std::vector<Change> implied;  // what the change also sets (sequence_parallel with TP), so
+                               // that the advice typed back is the config estimated
 };
 
 // The candidate as changes: the main one, then what it implies.
 std::vector<Change> changes_of(const Candidate& cand) {
   std::vector<Change> out = {{cand.field, cand.value}};
-  if (cand.also[0] != '\0') out.push_back({cand.also, "true"});
+  out.insert(out.end(), cand.implied.begin(), cand.implied.end());
   return out;
 }
 
@@ -35,11 +36,11 @@ bool valid(const Config& c) { return check_layout(c).ok() && c.geo.heads % c.tp 
 template <typename Visit>
 void for_each_candidate(const Config& c, Visit visit) {
   bool done = false;
-  auto add = [&](const char* field, std::string value, auto change, const char* also = "") {
+  auto add = [&](const char* field, std::string value, auto change, std::vector<Change> implied = {}) {
     if (done) return;
     Config x = c;
     change(x);
-    if (valid(x)) done = visit(Candidate{field, std::move(value), std::move(x), also});
+    if (valid(x)) done = visit(Candidate{field, std::move(value), std::move(x), std::move(implied)});
   };
   // Megatron's core-attention recompute is "selective" in trainfit's words, but torchtitan
   // calls op-level checkpointing "selective": name it so that it means the same there.
@@ -53,10 +54,11 @@ void for_each_candidate(const Config& c, Visit visit) {
     }
   }
   for (int64_t mb = c.micro_batch / 2; mb >= 1; mb /= 2) {
-    add("micro_batch", std::to_string(mb), [mb](Config& x) {
-      x.num_microbatches = x.num_microbatches * x.micro_batch / mb;  // same global batch
+    const int64_t accumulated = c.num_microbatches * c.micro_batch / mb;  // same global batch
+    add("micro_batch", std::to_string(mb), [mb, accumulated](Config& x) {
+      x.num_microbatches = accumulated;
       x.micro_batch = mb;
-    });
+    }, {{"num_microbatches", std::to_string(accumulated)}});
   }
   if (c.framework == Framework::kTorchtitan && c.recompute == Recompute::kNone) {
     add("recompute", "op", [](Config& x) { x.recompute = Recompute::kOp; });
@@ -65,7 +67,7 @@ void for_each_candidate(const Config& c, Visit visit) {
     add("recompute", "full", [](Config& x) {
       x.recompute = Recompute::kFull;
       x.recompute_every = 1;
-    });
+    }, c.recompute_every > 1 ? std::vector<Change>{{"recompute_every", "1"}} : std::vector<Change>{});
   }
   // Only the parallelism the framework offers by itself (presets.cpp kParallelism), and
   // TP within a node: "tensor model parallelism should generally be used up to degree g
@@ -77,7 +79,7 @@ void for_each_candidate(const Config& c, Visit visit) {
       x.tp = tp;
       x.sp = true;
       x.num_gpus = std::max(x.num_gpus, tp * x.pp * x.cp);
-    }, "sequence_parallel");
+    }, {{"sequence_parallel", "true"}});
   }
   for (int64_t cp = c.cp * 2; offers.context && cp <= 8 * c.cp; cp *= 2) {
     add("context_parallel", std::to_string(cp), [cp](Config& x) {
@@ -194,6 +196,7 @@ std::optional<Advice> way_out_of_none(const Config& c) {
   // fits: no single change fits on its GPUs (cheapest_fitting_change's test), so they are
   // the candidates at their fewest GPUs (a field's first value only), else a combination.
   std::optional<Advice> found;
+  if (c.defaults_vary_with_gpus) return found;  // advise() offers no more GPUs on one-GPU defaults
   std::vector<Advice> entries;
   for_each_candidate(c, [&](Candidate&& cand) {
     if (has_field(entries, cand.field)) return false;
@@ -233,7 +236,8 @@ std::vector<Advice> advise(const Config& c, const Breakdown& now, const MinGpus&
       }
       continue;
     }
-    if (has_field(combined, cand.field)) continue;
+    // Beyond one GPU this config's defaults are not the framework's: no change with more GPUs.
+    if (c.defaults_vary_with_gpus || has_field(combined, cand.field)) continue;
     // Only worth offering when it needs fewer GPUs than adding GPUs alone.
     std::optional<Advice> with_more = with_fewest_gpus(cand, more.gpus > 0 ? more.gpus - 1 : 0);
     if (with_more) combined.push_back(std::move(*with_more));
@@ -246,7 +250,7 @@ std::vector<Advice> advise(const Config& c, const Breakdown& now, const MinGpus&
     const Breakdown b = estimate(x);
     out.push_back({{{"num_gpus", std::to_string(more.gpus)}}, more.gpus, b.per_gpu_total / kGiB, b.fits});
   }
-  if (out.empty()) add_combination(c, out);
+  if (out.empty() && !c.defaults_vary_with_gpus) add_combination(c, out);
   return out;
 }
 

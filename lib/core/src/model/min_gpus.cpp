@@ -90,6 +90,24 @@ std::string why_none(const Config& c, const Breakdown& widest, int64_t gpus, boo
 
 MinGpus min_gpus_to_fit(const Config& c, int64_t at_most) { return model::search_min_gpus(c, at_most, true); }
 
+MinGpus min_gpus_for(const Request& request, const Config& c, const Breakdown& now) {
+  if (!c.defaults_vary_with_gpus || now.fits) return min_gpus_to_fit(c, now);
+  Request two = request;
+  two.num_gpus = 2;
+  Result<Resolved> wider = resolve(two);
+  if (!wider) {
+    MinGpus none;
+    none.reason = "the request is not valid on more than one GPU: " + wider.error().message;
+    return none;
+  }
+  Config multi = std::move(wider).value().config;
+  multi.capacity_bytes = c.capacity_bytes;  // the caller's headroom
+  const MinGpus found = min_gpus_to_fit(multi);
+  if (found.gpus != 1) return found;
+  multi.num_gpus = 2;  // one GPU is the config that does not fit: the next count up
+  return estimate(multi).fits ? MinGpus{2, "", false} : min_gpus_to_fit(c, now);
+}
+
 MinGpus min_gpus_to_fit(const Config& c, const Breakdown& now) {
   // A step that fits needs at most the GPUs it has: search below them first (the
   // common case at admission), the whole range only when no valid count there fits.

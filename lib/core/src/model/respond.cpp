@@ -6,12 +6,15 @@
 
 namespace trainfit {
 
-Response respond(const Resolved& resolved, ResponseOptions options) {
+namespace {
+
+// The response; `request`, when known, is what min_gpus_for searches beyond one GPU.
+Response respond_to(const Resolved& resolved, const Request* request, ResponseOptions options) {
   Response r;
   r.resolved = resolved;
   const Config& c = resolved.config;
   r.breakdown = estimate(c);
-  r.min_gpus = min_gpus_to_fit(c, r.breakdown);
+  r.min_gpus = request != nullptr ? min_gpus_for(*request, c, r.breakdown) : min_gpus_to_fit(c, r.breakdown);
   r.global_batch = c.micro_batch * c.num_microbatches * c.data_parallel();
   if (options.profiles) {
     r.mem_vs_gpus = sweep_gpus(c);
@@ -21,11 +24,15 @@ Response respond(const Resolved& resolved, ResponseOptions options) {
   return r;
 }
 
+}  // namespace
+
+Response respond(const Resolved& resolved, ResponseOptions options) { return respond_to(resolved, nullptr, options); }
+
 Result<Response> respond(const Request& request, ResponseOptions options) {
   try {
     Result<Resolved> resolved = resolve(request);
     if (!resolved) return resolved.error();
-    return respond(resolved.value(), options);
+    return respond_to(resolved.value(), &request, options);
   } catch (const std::exception& e) {  // e.g. bad_alloc: reported, never thrown across the API
     return make_error(ErrorCode::kInternal, "", std::string("internal error: ") + e.what());
   }

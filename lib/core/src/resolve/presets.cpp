@@ -4,6 +4,9 @@
 // defines it (read at these tags: torchtitan v0.2.1, Megatron-LM
 // core_v0.15.0, torchtune v0.6.1, transformers/accelerate v1.10.0, DeepSpeed v0.16.4,
 // LitGPT v0.5.12, PEFT v0.18.0).
+#include <algorithm>
+#include <cstring>
+
 #include "choices.h"
 #include "enum_names.h"
 #include "release.h"
@@ -230,6 +233,12 @@ bool deepspeed_bf16_fp32_grads(const int release[3], const Request& r) {
   return r.zero_stage.value_or(0) == 0 && before(release, 0, 17, 6);
 }
 
+bool same_defaults(const std::vector<Default>& a, const std::vector<Default>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Default& x, const Default& y) {
+    return std::strcmp(x.field, y.field) == 0 && std::strcmp(x.value, y.value) == 0;
+  });
+}
+
 }  // namespace
 
 bool speaks_a_framework(const Request& r) {
@@ -243,7 +252,8 @@ bool speaks_a_framework(const Request& r) {
   return false;
 }
 
-Result<Request> apply_framework(const Request& in, Framework* framework, std::string* precision_shown, Notes* notes) {
+Result<Request> apply_framework(const Request& in, Framework* framework, std::string* precision_shown, Notes* notes,
+                                bool* varies) {
   Error e;
   Framework f = Framework::kGeneric;
   if (!take_enum(in.framework, "framework", kFrameworks, &f, &e)) return e;
@@ -252,6 +262,7 @@ Result<Request> apply_framework(const Request& in, Framework* framework, std::st
   // The release: its conventions fill the fields that say them (the newest modelled if unsaid).
   std::vector<Default> defaults = defaults_of(f, in);
   int release[3] = {0, 0, 0};
+  bool released = false;  // release_defaults apply
   if (in.framework_version || f != Framework::kGeneric) {
     const std::string version = in.framework_version ? *in.framework_version : newest_release(f);
     if (!version.empty() && !parse_release(version, release)) {
@@ -263,7 +274,16 @@ Result<Request> apply_framework(const Request& in, Framework* framework, std::st
         notes->push_back("framework_version=" + version + " (" + to_string(f) + ": the newest release modelled)");
       }
       for (const Default& d : release_defaults(f, release, in)) defaults.push_back(d);
+      released = true;
     }
+  }
+  *varies = false;
+  if (in.num_gpus.value_or(1) <= 1) {  // what the same request would default to on two GPUs
+    Request two = in;
+    two.num_gpus = 2;
+    std::vector<Default> at_two = defaults_of(f, two);
+    if (released) for (const Default& d : release_defaults(f, release, two)) at_two.push_back(d);
+    *varies = !same_defaults(defaults, at_two);
   }
   // Legacy seed spellings decide precision and recompute themselves.
   for (const Default& d : defaults) {

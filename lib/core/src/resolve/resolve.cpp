@@ -12,7 +12,8 @@ Result<Resolved> resolve(const Request& request) {
   // trainfit's words: no copy for them.
   std::optional<Result<Request>> words;
   if (resolving::speaks_a_framework(request)) {
-    words = resolving::apply_framework(request, &out.config.framework, &out.config.precision_label, &out.assumptions);
+    words = resolving::apply_framework(request, &out.config.framework, &out.config.precision_label, &out.assumptions,
+                                       &out.config.defaults_vary_with_gpus);
     if (!*words) return (*words).error();
   }
   const Request& r = words ? (*words).value() : request;

@@ -19,7 +19,9 @@ bool speaks_a_framework(const Request& request);
 // defaults filled where the request is silent (each one noted with its source).
 // *precision_shown: the regime the framework's precision word means, in words ("" when the
 // request used trainfit's own word).
-Result<Request> apply_framework(const Request& request, Framework* framework, std::string* precision_shown, Notes* notes);
+// *varies: resolved at one GPU, the framework's defaults would differ at two.
+Result<Request> apply_framework(const Request& request, Framework* framework, std::string* precision_shown, Notes* notes,
+                                bool* varies);
 
 Result<bool> resolve_geometry(const Request& r, Config* c, Notes* notes);
 Result<bool> resolve_training(const Request& r, Config* c, Notes* notes);
