@@ -259,18 +259,56 @@ TEST(Advice, EachFieldOnceTensorParallelWithinANodeAndWhatFitsFits) {
 // A one-GPU request to a framework that shards only on several GPUs (torchtune, torchtitan,
 // litgpt: FSDP): min_gpus_to_fit is the first count at which the same request, resolved at
 // that count as its user would submit it, fits (a scan of every count up to two nodes).
+// The defaults vary with the GPU count only where the request leaves their fields unsaid.
+TEST(MinGpus, DefaultsVaryOnlyInFieldsTheRequestLeavesUnsaid) {
+  auto varies = [](const std::string& spec) {
+    Request request;
+    EXPECT_TRUE(apply_key_values(request, "model=llama3-8b,gpu=h100," + spec).ok()) << spec;
+    const Result<Resolved> r = resolve(request);
+    EXPECT_TRUE(r.ok()) << spec;
+    return r.ok() && r->config.defaults_vary_with_gpus;
+  };
+  EXPECT_TRUE(varies("framework=torchtune"));  // FSDP only on several GPUs
+  EXPECT_FALSE(varies("framework=torchtune,sharding=zero"));
+  EXPECT_FALSE(varies("framework=torchtune,num_gpus=8"));
+  EXPECT_TRUE(varies("framework=litgpt,sharding=fsdp-full"));  // recompute=full still differs
+  EXPECT_FALSE(varies("framework=litgpt,sharding=fsdp-full,recompute=none"));
+  EXPECT_FALSE(varies("framework=hf"));
+}
+
+// Also what the response says beside it: advice's "--gpus=N" line is estimated at N as the
+// framework runs there, and the verdict's way out, typed back, fits.
 TEST(MinGpus, OneGpuRequestsAreSearchedWithTheFrameworksMultiGpuDefaults) {
-  int compared = 0, varied = 0, found = 0;
+  int compared = 0, varied = 0, found = 0, ways = 0;
+  const std::string tiny = "num_layers=2,hidden_dim=512,num_heads=8,ffn_hidden=2048,vocab_size=32000";
   for (const char* framework : {"torchtune", "torchtitan", "litgpt", "hf", "megatron"}) {
-    for (const char* model : {"llama3-8b", "llama3-70b", "qwen2.5-7b"}) {
-      for (const char* extra : {"", ",adapter=lora,lora_rank=16"}) {
-        for (const int64_t seq : {2048, 8192}) {
+    for (const std::string& model : {std::string("model=llama3-8b"), std::string("model=llama3-70b"), std::string("model=qwen2.5-7b"), tiny}) {
+      for (const char* extra : {"", ",adapter=lora,lora_rank=16", ",sharding=zero", ",gpu_memory_gb=4"}) {
+        for (const int64_t seq : {2048, 8192, 32768}) {
           Request request;
-          const std::string spec = std::string("model=") + model + ",gpu=h100,num_gpus=1,framework=" + framework +
+          const std::string spec = model + ",gpu=h100,num_gpus=1,framework=" + framework +
                                    ",seq_length=" + std::to_string(seq) + extra;
           if (!apply_key_values(request, spec).ok()) continue;
-          const Result<Response> r = respond(request, {false, false});
+          const Result<Response> r = respond(request, {false, true});
           if (!r.ok() || r->breakdown.fits) continue;
+          for (const Advice& a : r->advice) {
+            if (a.field() != "num_gpus") continue;
+            Request at = request;
+            at.num_gpus = a.num_gpus;
+            const Result<Response> there = respond(at, {false, false});
+            ASSERT_TRUE(there.ok()) << spec;
+            EXPECT_EQ(a.fits, there->breakdown.fits) << spec << " at " << a.num_gpus;
+          }
+          const std::optional<Advice> way = one_line_advice(r->advice, 1, r->min_gpus.gpus);
+          if (way && r->min_gpus.gpus == 0) {
+            Request typed = request;
+            for (const Change& change : way->changes) ASSERT_TRUE(apply_key_values(typed, change.field + "=" + change.value).ok());
+            typed.num_gpus = way->num_gpus;
+            const Result<Response> back = respond(typed, {false, false});
+            ASSERT_TRUE(back.ok()) << spec << " with " << key_values(way->changes);
+            EXPECT_TRUE(back->breakdown.fits) << spec << " with " << key_values(way->changes);
+            ways += r->resolved.config.defaults_vary_with_gpus;
+          }
           int64_t scanned = 0;  // the first count up to 16 (whole 8-GPU nodes beyond one) that fits
           for (int64_t n = 2; n <= 16 && scanned == 0; n += n < 8 ? 1 : 8) {
             Request at = request;
@@ -288,9 +326,10 @@ TEST(MinGpus, OneGpuRequestsAreSearchedWithTheFrameworksMultiGpuDefaults) {
       }
     }
   }
-  EXPECT_GT(compared, 30);
-  EXPECT_GT(varied, 10);
-  EXPECT_GT(found, 10);
+  EXPECT_GT(compared, 100);
+  EXPECT_GT(varied, 30);
+  EXPECT_GT(found, 20);
+  EXPECT_GT(ways, 5);
 }
 
 // A job that fits at no GPU count hears a way out (way_out_of_none, which stops at the first

@@ -119,6 +119,14 @@ class LocalEstimator : public Estimator {
     const Config& c = r.resolved.config;
     r.breakdown = estimate(c);
     if (!r.breakdown.fits || with_min_gpus) r.min_gpus = min_gpus_for(request, c, r.breakdown);
+    if (!r.breakdown.fits && r.min_gpus.gpus == 0) {
+      // No GPU count fits as the job is: its one advice now, while the request is at hand (a
+      // way out with more GPUs or several changes is found on the run beyond one GPU). Rare,
+      // so these searches are paid only by a job that would otherwise hear "none".
+      std::optional<Advice> advice = cheapest_fitting_change(c);
+      if (!advice) advice = way_out_for(request, c);
+      if (advice) r.advice.push_back(std::move(*advice));
+    }
     const double batch = static_cast<double>(c.micro_batch) * static_cast<double>(c.num_microbatches) *
                          static_cast<double>(c.data_parallel());
     r.global_batch = batch < 9e18 ? static_cast<int64_t>(batch) : INT64_MAX;
@@ -126,12 +134,8 @@ class LocalEstimator : public Estimator {
   }
 
   std::optional<Advice> cheapest_change(const Response& response) const override {
-    const Config& c = response.resolved.config;
-    std::optional<Advice> single = cheapest_fitting_change(c);
-    if (single || response.min_gpus.gpus > 0) return single;
-    // No GPU count fits as the job is: a way out with more GPUs or several changes (rare,
-    // so its min-GPU searches are paid only by a job that would otherwise hear "none").
-    return way_out_of_none(c);
+    if (response.min_gpus.gpus == 0) return one_line_advice(response.advice, response.resolved.config.num_gpus, 0);
+    return cheapest_fitting_change(response.resolved.config);
   }
 };
 

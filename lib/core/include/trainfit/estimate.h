@@ -182,6 +182,15 @@ TRAINFIT_API std::optional<Advice> one_line_advice(const std::vector<Advice>& ad
 // single change that fits on its GPUs, with only the searches up to the first way out.
 TRAINFIT_API std::optional<Advice> way_out_of_none(const Config& config);
 
+// The way out for a job that fits at no GPU count, from the request it was resolved from:
+// way_out_of_none on the request as it resolves beyond one GPU where the framework's
+// defaults vary with the count (Config::defaults_vary_with_gpus).
+TRAINFIT_API std::optional<Advice> way_out_for(const Request& request, const Config& config);
+
+// Advice's "num_gpus=N" entries re-estimated on the request resolved at N, where the
+// framework's defaults vary with the count (advise() estimates them on `config`).
+TRAINFIT_API void refresh_gpu_count_advice(const Request& request, const Config& config, std::vector<Advice>& advice);
+
 // "(or: CHANGES fits on N)": the changes besides the GPU count, which "fits on N" says.
 TRAINFIT_API std::vector<Change> changes_besides_gpus(const std::vector<Change>& changes);
 

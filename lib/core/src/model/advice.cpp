@@ -54,6 +54,7 @@ void for_each_candidate(const Config& c, Visit visit) {
     }
   }
   for (int64_t mb = c.micro_batch / 2; mb >= 1; mb /= 2) {
+    if (c.num_microbatches * c.micro_batch % mb != 0) continue;  // the global batch would change
     const int64_t accumulated = c.num_microbatches * c.micro_batch / mb;  // same global batch
     add("micro_batch", std::to_string(mb), [mb, accumulated](Config& x) {
       x.num_microbatches = accumulated;
@@ -73,7 +74,8 @@ void for_each_candidate(const Config& c, Visit visit) {
   // TP within a node: "tensor model parallelism should generally be used up to degree g
   // when using g-GPU servers" (Narayanan et al., SC'21, arXiv:2104.04473, section 3.3).
   const FrameworkParallelism offers = parallelism_of(c.framework);
-  const int64_t most_tp = std::min<int64_t>(64, std::max(c.tp, c.gpus_per_node));
+  const int64_t node = c.gpus_per_node > 0 ? c.gpus_per_node : 64;  // 0: a Config built by hand, no nodes
+  const int64_t most_tp = std::min<int64_t>(64, std::max(c.tp, node));
   for (int64_t tp = c.tp * 2; offers.tensor && tp <= 8 * c.tp && tp <= most_tp; tp *= 2) {
     add("tensor_parallel", std::to_string(tp), [tp](Config& x) {
       x.tp = tp;
@@ -209,6 +211,24 @@ std::optional<Advice> way_out_of_none(const Config& c) {
   if (found || !entries.empty()) return found;
   add_combination(c, entries);
   return entries.empty() ? std::nullopt : std::optional<Advice>(entries.front());
+}
+
+std::optional<Advice> way_out_for(const Request& request, const Config& c) {
+  if (!c.defaults_vary_with_gpus) return way_out_of_none(c);
+  const Result<Config> multi = model::resolved_at(request, 2, c.capacity_bytes);  // the run beyond one GPU
+  return multi ? way_out_of_none(*multi) : std::nullopt;
+}
+
+void refresh_gpu_count_advice(const Request& request, const Config& c, std::vector<Advice>& advice) {
+  if (!c.defaults_vary_with_gpus) return;
+  for (Advice& a : advice) {
+    if (a.field() != "num_gpus") continue;
+    const Result<Config> there = model::resolved_at(request, a.num_gpus, c.capacity_bytes);
+    if (!there) continue;
+    const Breakdown b = estimate(*there);
+    a.per_gpu_gb = b.per_gpu_total / kGiB;
+    a.fits = b.fits;
+  }
 }
 
 std::vector<Change> changes_besides_gpus(const std::vector<Change>& changes) {

@@ -92,20 +92,13 @@ MinGpus min_gpus_to_fit(const Config& c, int64_t at_most) { return model::search
 
 MinGpus min_gpus_for(const Request& request, const Config& c, const Breakdown& now) {
   if (!c.defaults_vary_with_gpus || now.fits) return min_gpus_to_fit(c, now);
-  Request two = request;
-  two.num_gpus = 2;
-  Result<Resolved> wider = resolve(two);
-  if (!wider) {
+  const Result<Config> multi = model::resolved_at(request, 2, c.capacity_bytes);
+  if (!multi) {
     MinGpus none;
-    none.reason = "the request is not valid on more than one GPU: " + wider.error().message;
+    none.reason = "the request is not valid on more than one GPU: " + multi.error().message;
     return none;
   }
-  Config multi = std::move(wider).value().config;
-  multi.capacity_bytes = c.capacity_bytes;  // the caller's headroom
-  const MinGpus found = min_gpus_to_fit(multi);
-  if (found.gpus != 1) return found;
-  multi.num_gpus = 2;  // one GPU is the config that does not fit: the next count up
-  return estimate(multi).fits ? MinGpus{2, "", false} : min_gpus_to_fit(c, now);
+  return model::search_min_gpus(*multi, 0, true, 2);  // one GPU is `c`, which does not fit
 }
 
 MinGpus min_gpus_to_fit(const Config& c, const Breakdown& now) {
@@ -120,16 +113,27 @@ MinGpus min_gpus_to_fit(const Config& c, const Breakdown& now) {
 
 namespace model {
 
-MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain) {
+Result<Config> resolved_at(const Request& request, int64_t gpus, double capacity_bytes) {
+  Request at = request;
+  at.num_gpus = gpus;
+  Result<Resolved> resolved = resolve(at);
+  if (!resolved) return resolved.error();
+  Config c = std::move(resolved).value().config;
+  c.capacity_bytes = capacity_bytes;
+  return c;
+}
+
+MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain, int64_t at_least) {
   MinGpus out;
   const ValidCounts counts(c, at_most > 0 ? std::min(at_most, kMaxGpus) : kMaxGpus);
-  if (counts.size() < 1) {
+  const int64_t first = counts.first_at_least(at_least);
+  if (counts.size() < first) {
     out.reason = "tensor*pipeline*context parallel exceeds the largest supported job";
     return out;
   }
   // The widest job first: if even it does not fit, no count does (a refusal's common case).
   const SharedParts parts = shared_parts(c, true);  // only num_gpus varies below
-  const int64_t last = counts.size(), few = std::min<int64_t>(3, last);
+  const int64_t last = counts.size(), few = std::min<int64_t>(first + 2, last);
   const Breakdown widest = at(c, parts, counts.at(last));
   if (!widest.fits) {
     if (explain) out.reason = why_none(c, widest, counts.at(last), &out.unsharded);
@@ -139,7 +143,7 @@ MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain) {
   // buckets appear at two ranks and NCCL's buffers grow at three, so memory is
   // not monotone there.
   Breakdown at_few;
-  for (int64_t i = 1; i <= few; ++i) {
+  for (int64_t i = first; i <= few; ++i) {
     at_few = at(c, parts, counts.at(i));
     if (at_few.fits) {
       out.gpus = counts.at(i);

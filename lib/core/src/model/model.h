@@ -40,8 +40,13 @@ ModelStates gpu_states(const Config& c, const StageParams& p, double* host);
 // accumulation, Megatron's main_grad buffers and DeepSpeed's partitions keep them.
 bool grads_persist(const Config& c);
 
-// min_gpus_to_fit without building the reason text when none is found (for advice).
-MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain);
+// min_gpus_to_fit without building the reason text when none is found (for advice), over
+// the valid counts from at_least GPUs.
+MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain, int64_t at_least = 1);
+
+// `request` resolved at `gpus` GPUs with the caller's usable HBM (its headroom applied):
+// the config a framework whose defaults vary with the GPU count runs there.
+Result<Config> resolved_at(const Request& request, int64_t gpus, double capacity_bytes);
 
 // What an estimate computes that does not change with num_gpus or seq_length (the two
 // axes the profiles sweep): the parameter count, each stage's parameters and, when

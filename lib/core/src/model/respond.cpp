@@ -20,7 +20,15 @@ Response respond_to(const Resolved& resolved, const Request* request, ResponseOp
     r.mem_vs_gpus = sweep_gpus(c);
     r.mem_vs_seq = sweep_seq(c);
   }
-  if (options.advice) r.advice = advise(c, r.breakdown, r.min_gpus);
+  if (options.advice) {
+    r.advice = advise(c, r.breakdown, r.min_gpus);
+    if (request != nullptr && c.defaults_vary_with_gpus) {  // beyond one GPU, as the framework runs there
+      refresh_gpu_count_advice(*request, c, r.advice);
+      if (!r.breakdown.fits && r.min_gpus.gpus == 0) {
+        if (std::optional<Advice> way = way_out_for(*request, c)) r.advice.push_back(std::move(*way));
+      }
+    }
+  }
   return r;
 }
 

@@ -233,6 +233,22 @@ bool deepspeed_bf16_fp32_grads(const int release[3], const Request& r) {
   return r.zero_stage.value_or(0) == 0 && before(release, 0, 17, 6);
 }
 
+// Whether a default fills its field: the request leaves it unsaid (legacy seed spellings
+// decide precision and recompute themselves) and no earlier default filled it.
+bool fills(const Default& d, const Request& in, const std::vector<Default>& earlier) {
+  const std::string field = d.field;
+  if ((field == "precision" && in.precision_bits) || (field == "recompute" && in.grad_ckpt)) return false;
+  for (const Default& e : earlier) if (field == e.field) return false;
+  return !field_is_set(in, d.field);
+}
+
+// What the defaults set in the request: those that fill, in order.
+std::vector<Default> filled(const std::vector<Default>& defaults, const Request& in) {
+  std::vector<Default> out;
+  for (const Default& d : defaults) if (fills(d, in, out)) out.push_back(d);
+  return out;
+}
+
 bool same_defaults(const std::vector<Default>& a, const std::vector<Default>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Default& x, const Default& y) {
     return std::strcmp(x.field, y.field) == 0 && std::strcmp(x.value, y.value) == 0;
@@ -277,23 +293,19 @@ Result<Request> apply_framework(const Request& in, Framework* framework, std::st
       released = true;
     }
   }
+  const std::vector<Default> to_fill = filled(defaults, in);
   *varies = false;
   if (in.num_gpus.value_or(1) <= 1) {  // what the same request would default to on two GPUs
     Request two = in;
     two.num_gpus = 2;
     std::vector<Default> at_two = defaults_of(f, two);
     if (released) for (const Default& d : release_defaults(f, release, two)) at_two.push_back(d);
-    *varies = !same_defaults(defaults, at_two);
+    *varies = !same_defaults(to_fill, filled(at_two, two));
   }
-  // Legacy seed spellings decide precision and recompute themselves.
-  for (const Default& d : defaults) {
-    const std::string field = d.field;
-    if (field == "precision" && in.precision_bits) continue;
-    if (field == "recompute" && in.grad_ckpt) continue;
-    if (field_is_set(r, d.field)) continue;
+  for (const Default& d : to_fill) {
     Result<bool> set = set_field_from_text(r, d.field, d.value);
     if (!set) return set.error();
-    notes->push_back(field + "=" + d.value + " (" + to_string(f) + " default: " + d.source + ")");
+    notes->push_back(std::string(d.field) + "=" + d.value + " (" + to_string(f) + " default: " + d.source + ")");
   }
   if (!in.held_logits && f != Framework::kCustom) {
     r.held_logits = false;
