@@ -90,8 +90,8 @@ struct Default {
   const char* source;
 };
 
-std::vector<Default> defaults_of(Framework f, const Request& r) {
-  const bool multi_gpu = r.num_gpus.value_or(1) > 1;
+// multi_gpu: the job has more than one GPU (the request's num_gpus, or asked beyond it).
+std::vector<Default> defaults_of(Framework f, const Request& r, bool multi_gpu) {
   const bool adapter = r.adapter && lower(*r.adapter) != "none";
   std::vector<Default> out;
   switch (f) {
@@ -173,7 +173,7 @@ const char* newest_release(Framework f) {
 }
 
 // What changed between releases, as defaults of the fields that say it.
-std::vector<Default> release_defaults(Framework f, const int release[3], const Request& r) {
+std::vector<Default> release_defaults(Framework f, const int release[3], const Request& r, bool multi_gpu) {
   std::vector<Default> out;
   const bool adapter = r.adapter && lower(*r.adapter) == "lora";
   if (f == Framework::kTorchtitan && before(release, 0, 1) && r.compile && *r.compile) {
@@ -181,7 +181,7 @@ std::vector<Default> release_defaults(Framework f, const int release[3], const R
     out.push_back({"compile_loss", "false",
                    "torchtitan before PR #1033 (2025-04-02): apply_compile wrapped the TransformerBlocks, the loss ran eagerly"});
   }
-  if (f == Framework::kLitgpt && r.num_gpus.value_or(1) > 1 && adapter) {
+  if (f == Framework::kLitgpt && multi_gpu && adapter) {
     if (before(release, 0, 5, 11)) {
       out.push_back({"fsdp_version", "1", "litgpt < 0.5.11 finetune/lora.py: Lightning FSDPStrategy (FullyShardedDataParallel)"});
       if (before(release, 0, 5, 8)) {
@@ -276,7 +276,8 @@ Result<Request> apply_framework(const Request& in, Framework* framework, std::st
   *framework = f;
   Request r = in;
   // The release: its conventions fill the fields that say them (the newest modelled if unsaid).
-  std::vector<Default> defaults = defaults_of(f, in);
+  const bool multi_gpu = in.num_gpus.value_or(1) > 1;
+  std::vector<Default> defaults = defaults_of(f, in, multi_gpu);
   int release[3] = {0, 0, 0};
   bool released = false;  // release_defaults apply
   if (in.framework_version || f != Framework::kGeneric) {
@@ -289,18 +290,16 @@ Result<Request> apply_framework(const Request& in, Framework* framework, std::st
       if (!in.framework_version) {
         notes->push_back("framework_version=" + version + " (" + to_string(f) + ": the newest release modelled)");
       }
-      for (const Default& d : release_defaults(f, release, in)) defaults.push_back(d);
+      for (const Default& d : release_defaults(f, release, in, multi_gpu)) defaults.push_back(d);
       released = true;
     }
   }
   const std::vector<Default> to_fill = filled(defaults, in);
   *varies = false;
-  if (in.num_gpus.value_or(1) <= 1) {  // what the same request would default to on two GPUs
-    Request two = in;
-    two.num_gpus = 2;
-    std::vector<Default> at_two = defaults_of(f, two);
-    if (released) for (const Default& d : release_defaults(f, release, two)) at_two.push_back(d);
-    *varies = !same_defaults(to_fill, filled(at_two, two));
+  if (!multi_gpu) {  // what the same request would default to on two GPUs (no copy of it)
+    std::vector<Default> at_two = defaults_of(f, in, true);
+    if (released) for (const Default& d : release_defaults(f, release, in, true)) at_two.push_back(d);
+    *varies = !same_defaults(to_fill, filled(at_two, in));
   }
   for (const Default& d : to_fill) {
     Result<bool> set = set_field_from_text(r, d.field, d.value);
