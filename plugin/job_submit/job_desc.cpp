@@ -66,6 +66,18 @@ bool ours(const char* entry) {
          std::strncmp(entry, "TRAINFIT_CONFIG=", 16) == 0;  // --llm-config's fields
 }
 
+// Whether an update touches a field the job's GPU count is computed from (total_gpus): a GPU
+// request, --exclusive, or the nodes, tasks and sockets that --gpus-per-node, -per-task and
+// -per-socket multiply. scontrol update sets them as NumNodes=/MinNodes=/MaxNodes= (min_nodes,
+// max_nodes), NumTasks= (num_tasks), ReqSockets= (sockets_per_node) (src/scontrol/update_job.c).
+bool changes_gpu_count(const job_desc_msg_t* d) {
+  const bool gres = d->tres_per_job != nullptr || d->tres_per_node != nullptr || d->tres_per_task != nullptr ||
+                    d->tres_per_socket != nullptr;
+  return gres || d->shared != NO_VAL16 || count(d->min_nodes) > 0 || count(d->max_nodes) > 0 ||
+         count(d->num_tasks) > 0 || count16(d->ntasks_per_node) > 0 || count16(d->sockets_per_node) > 0 ||
+         count16(d->ntasks_per_socket) > 0;
+}
+
 }  // namespace
 
 Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
@@ -101,10 +113,7 @@ Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {
   u.job.account = str(d->account);
   u.job.qos = str(d->qos);
   u.job_id = job_id_of(d);
-  Result<GpuTotal> gpus = total_gpus(u.job.fields);
-  // Nodes and tasks change the GPUs of --gpus-per-node and --gpus-per-task jobs.
-  u.sets_gpus = !gpus || gpus->gpus > 0 || d->shared == JOB_SHARED_NONE || count(d->min_nodes) > 0 || count(d->num_tasks) > 0 ||
-                count16(d->ntasks_per_node) > 0;
+  u.sets_gpus = changes_gpu_count(d);
   u.sets_partition = d->partition != nullptr;
   return u;
 }

@@ -132,7 +132,10 @@ int error_code(Reason reason) {
     case Reason::kTooFewGpus:
     case Reason::kGpuRequest: return ESLURM_INVALID_GRES;
     case Reason::kUnknownGpu: return ESLURM_INVALID_GRES_TYPE;
-    case Reason::kAnnotationRequired: return ESLURM_ACCESS_DENIED;
+    case Reason::kAnnotationRequired:
+    // An update must restate the annotation: 22.05's scontrol shows only this code's text
+    // ("Access/permission denied"), the closest to "not without the annotation" (docs/slurm.md).
+    case Reason::kRestateRequired: return ESLURM_ACCESS_DENIED;
     case Reason::kInternal: return ESLURM_INTERNAL;
     case Reason::kInvalidAnnotation:
     case Reason::kNone: break;

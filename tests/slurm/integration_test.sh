@@ -160,7 +160,7 @@ out=$(scontrol update job="$job" Partition=strict 2>&1); rc=$?
   || fail "partition move" "rc=$rc $out" "$(field Partition "$job")"
 rec=$(last_audit)
 [[ $(json "$rec" "['event']") == modify && $(json "$rec" "['partition']") == strict && $(json "$rec" "['job_id']") == "$job" &&
-   $(json "$rec" "['reason']") == annotation_required ]] && ok "the refused move is audited with job id and partition" || fail "move audit" "$rec"
+   $(json "$rec" "['reason']") == restate_required ]] && ok "the refused move is audited with job id, partition and reason restate_required" || fail "move audit" "$rec"
 
 # ---- 2b. Whole-node jobs hold every GPU of their nodes (as an ordinary user) ----
 for args in "-p strict --exclusive" "-p strict --exclusive --gpus=0" "-p whole" "-p whole --gpus=0"; do
@@ -205,7 +205,7 @@ scancel "$(tail -1 <<<"$out")" 2>/dev/null
 lines=$(audit_lines)
 out=$(scontrol update job="$job" Comment="trainfit: model=llama3-405b seq=131072" 2>&1); rc=$?
 [[ $rc -ne 0 && $(audit_lines) -eq $((lines + 1)) ]] && ok "annotation update without its GPUs: refused and audited" || fail "comment update" "rc=$rc $out"
-out=$(scontrol update job="$job" Comment="trainfit: model=llama3-405b seq=131072" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
+out=$(scontrol update job="$job" Comment="trainfit: model=llama3-405b seq=131072" TresPerJob=gres:gpu:h100:8 Partition=gpu 2>&1); rc=$?
 [[ $rc -ne 0 && $(json "$(last_audit)" "['reason']") == too_few_gpus ]] && ok "annotation update with GPUs: checked (too few GPUs)" \
   || fail "full update" "rc=$rc $out" "$(last_audit)"
 # 23.02 gave job_modify an err_msg: the refusal's reason reaches scontrol; 22.05 shows only
@@ -216,7 +216,7 @@ if (( $(cluster_release) >= 2302 )); then
 else
   [[ $out != *"min_gpus_to_fit="* && -n $out ]] && ok "22.05: scontrol shows Slurm's error only: $out" || fail "22.05 update error" "$out"
 fi
-out=$(scontrol update job="$job" Comment="trainfit: model=llama3-8b zero=3" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
+out=$(scontrol update job="$job" Comment="trainfit: model=llama3-8b zero=3" TresPerJob=gres:gpu:h100:8 Partition=gpu 2>&1); rc=$?
 [[ $rc -eq 0 && $(field Comment "$job") == trainfit:* ]] && ok "annotation update that fits: applied" || fail "fitting update" "rc=$rc $out"
 out=$(scontrol update job="$job" TresPerJob=gres:gpu:h100:4 2>&1); rc=$?
 [[ $rc -eq 0 && $(json "$(last_audit)" "['action']") == unchecked ]] && grep -q "update not checked (by an operator): Slurm's job_modify" "$dir/log/slurmctld.log" \
@@ -225,7 +225,8 @@ scontrol cancel "$job" 2>/dev/null
 
 # ---- 3c. A job's owner cannot reopen the gate with scontrol update ----
 job=$(as_user sbatch -H --parsable --gpus=h100:64 "${big[@]}" --wrap true 2>&1)
-for change in "TresPerJob=gres:gpu:h100:8" "NumTasks=4" "TresPerNode=gres:gpu:h100:8" "Gres=gpu:h100:8" "Partition=elastic" "NumNodes=2"; do
+for change in "TresPerJob=gres:gpu:h100:8" "NumTasks=4" "TresPerNode=gres:gpu:h100:8" "Gres=gpu:h100:8" "Partition=elastic" "NumNodes=2" \
+              "ReqSockets=1" "OverSubscribe=yes" "TresPerJob=gres:gpu:h100:64,gres:gpu:h100:8"; do
   lines=$(audit_lines)
   out=$(as_user scontrol update JobId="$job" $change 2>&1); rc=$?
   [[ $rc -ne 0 && $(colon "$(field TresPerJob "$job")") == gres:gpu:h100:64 && $(audit_lines) -eq $((lines + 1)) &&
@@ -233,6 +234,9 @@ for change in "TresPerJob=gres:gpu:h100:8" "NumTasks=4" "TresPerNode=gres:gpu:h1
     || fail "owner's update $change" "rc=$rc $out" "$(field TresPerJob "$job") $(last_audit)"
 done
 out=$(as_user scontrol update JobId="$job" Comment="trainfit: model=llama3-8b zero=3" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
+[[ $rc -ne 0 && $(json "$(last_audit)" "['reason']") == restate_required && $(colon "$(field TresPerJob "$job")") == gres:gpu:h100:64 ]] \
+  && ok "owner's restated update without Partition=: refused (job_modify sees no partition)" || fail "restated update without partition" "rc=$rc $out"
+out=$(as_user scontrol update JobId="$job" Comment="trainfit: model=llama3-8b zero=3" TresPerJob=gres:gpu:h100:8 Partition=gpu 2>&1); rc=$?
 [[ $rc -eq 0 && $(colon "$(field TresPerJob "$job")") == gres:gpu:h100:8 ]] && ok "owner's update restating an annotation that fits: applied" \
   || fail "owner's restated update" "rc=$rc $out"
 scancel "$job" 2>/dev/null
@@ -240,6 +244,33 @@ array=$(as_user sbatch -H --parsable --array=0-1 --gpus=h100:64 "${big[@]}" --wr
 out=$(as_user scontrol update JobId="${array}_0" TresPerJob=gres:gpu:h100:8 2>&1); rc=$?
 [[ $rc -ne 0 ]] && ok "owner's update of an array element: refused" || fail "array element update" "rc=$rc $out"
 scancel "$array" 2>/dev/null
+
+# ---- 3d. A GPU type named twice is counted once; the estimate's overheads are the site's ----
+# slurmctld allocates one request per GPU type, the last count (measured: --gpus=h100:5,h100:3
+# runs on 3 GPUs; tests/gres_test.cpp), so 11 twice is 11, fewer than the 70B job needs here.
+if (( min64 > 11 )); then
+  for shape in "--gpus=h100:11,h100:11" "--gres=gpu:h100:11,gpu:h100:11" "--gpus-per-node=h100:11,h100:11" \
+               "--gpus-per-task=h100:1,h100:1 -n 11"; do
+    # shellcheck disable=SC2086
+    out=$(as_user sbatch -H --parsable $shape "${big[@]}" --wrap true 2>&1); rc=$?
+    rec=$(last_audit)
+    [[ $rc -ne 0 && $out == *"min_gpus_to_fit=$min64"* && $(json "$rec" "['gpus_requested']") == 11 ]] \
+      && ok "sbatch $shape (70B needs $min64): judged on the 11 GPUs Slurm allocates, refused" \
+      || fail "type named twice: $shape" "rc=$rc $out" "$rec"
+    [[ $rc -eq 0 ]] && scancel "$(tail -1 <<<"$out")" 2>/dev/null
+  done
+  out=$(nospank as_user sbatch -H --parsable --gpus=h100:11,h100:11 --comment="trainfit: model=llama3-70b seq=8192 zero=3 recompute=full" --wrap true 2>&1); rc=$?
+  [[ $rc -ne 0 && $out == *"min_gpus_to_fit=$min64"* ]] && ok "the comment form, GPU type named twice: refused on 11" \
+    || fail "type named twice, comment" "rc=$rc $out"
+fi
+for form in "--llm-spec=runtime_overhead=false" "--llm-spec=runtime-overhead=0"; do
+  out=$(as_user sbatch -H --parsable --gpus=h100:8 "${big[@]}" "$form" --wrap true 2>&1); rc=$?
+  [[ $rc -ne 0 && $out == *"runtime_overhead=false: a setting of the estimate that is the site's"* ]] \
+    && ok "sbatch $form: refused, the overheads are the site's setting" || fail "runtime_overhead $form" "rc=$rc $out"
+done
+out=$(nospank as_user sbatch -H --parsable --gpus=h100:8 --comment="trainfit: model=llama3-70b runtime_overhead=false" --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $(json "$(last_audit)" "['reason']") == invalid_annotation ]] \
+  && ok "comment runtime_overhead=false: refused by slurmctld, audited invalid_annotation" || fail "runtime_overhead comment" "rc=$rc $out"
 
 # ---- 3b. What this release's slurmctld hands the plugin (docs/slurm.md, "Slurm releases") ----
 # Every client spelling arrives in slurmctld's own: "gres:gpu" up to 23.02, "gres/gpu" from

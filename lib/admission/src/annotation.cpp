@@ -193,7 +193,9 @@ const std::vector<OptionSpec>& llm_options() {
 
 std::string spank_env_name(const std::string& option) { return kSpankPrefix + mangle("llm-" + option); }
 
-Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Annotation* out) {
+namespace {
+
+Result<bool> read_spank_env(const std::vector<std::string>& env, Annotation* out) {
   out->found = false;
   out->face = Face::kOptions;
   const size_t prefix = std::char_traits<char>::length(kSpankPrefix);
@@ -245,6 +247,41 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
   return check_one_geometry_source(out->request, hf_config, {spell_key("model", Face::kOptions), "--llm-hf-config"});
 }
 
+// Settings of the estimate that are the site's, not facts about the job: the runtime overheads
+// (CUDA context, NCCL buffers, allocator reserve) are memory every job uses, so an annotation
+// may not switch them off (it would only lower the figure the gate judges). A value equal to
+// the site's is harmless and accepted.
+struct SiteSetting {
+  const char* field;
+  std::optional<bool> Request::*member;
+  bool site_value;
+  const char* what;
+};
+constexpr SiteSetting kSiteSettings[] = {
+    {"runtime_overhead", &Request::runtime_overhead, true,
+     "the runtime overheads (CUDA context, NCCL buffers, allocator reserve) are memory every job uses"}};
+
+Result<bool> refuse_site_settings(const Annotation& a) {
+  for (const SiteSetting& setting : kSiteSettings) {
+    const std::optional<bool>& value = a.request.*setting.member;
+    if (!value || *value == setting.site_value) continue;
+    const std::string key = spell_key(setting.field, a.face);
+    return make_error(ErrorCode::kInvalidValue, setting.field,
+                      key + "=" + (*value ? "true" : "false") + ": a setting of the estimate that is the site's, not "
+                          "a job's (" + setting.what + "); accepted in an annotation: " +
+                          (setting.site_value ? "true" : "false") + ", or leave it out");
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Annotation* out) {
+  Result<bool> read = read_spank_env(env, out);
+  if (!read || !out->found) return read;
+  return refuse_site_settings(*out);
+}
+
 Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::string* comment, Annotation* out) {
   Result<bool> options = annotation_from_spank_env(env, out);
   if (!options) return options;
@@ -267,7 +304,9 @@ Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::s
   return true;
 }
 
-Result<bool> annotation_from_comment(const std::string& comment, Annotation* out) {
+namespace {
+
+Result<bool> read_comment(const std::string& comment, Annotation* out) {
   const size_t start = std::min(comment.find_first_not_of(" \t\r\n\v\f"), comment.size());
   // "trainfit:" within the comment's first 64 bytes, after blanks, in any case.
   out->found = start + 9 <= std::min<size_t>(comment.size(), 64) &&
@@ -304,6 +343,14 @@ Result<bool> annotation_from_comment(const std::string& comment, Annotation* out
     if (!set) return set.error();
   }
   return true;
+}
+
+}  // namespace
+
+Result<bool> annotation_from_comment(const std::string& comment, Annotation* out) {
+  Result<bool> read = read_comment(comment, out);
+  if (!read || !out->found) return read;
+  return refuse_site_settings(*out);
 }
 
 std::string describe(const Request& request) { return to_key_values(request, ' '); }

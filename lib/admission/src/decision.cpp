@@ -30,7 +30,14 @@ struct Evaluation {
   Response response;
   const Estimator* estimator = nullptr;  // where the response came from
   bool no_gpus = false;  // the job asks for none: it cannot run, whatever the prediction
+  // What the prediction was made from: partitions whose rules give the same are estimated once.
+  std::string gpu;
+  int64_t num_gpus = 0;
   bool fits() const { return !error && !no_gpus && response.breakdown.fits; }
+  bool same_inputs(const Evaluation& other) const {
+    return gpu == other.gpu && num_gpus == other.num_gpus && estimator == other.estimator &&
+           rules->gpus_per_node == other.rules->gpus_per_node && rules->headroom == other.rules->headroom;
+  }
 };
 
 // The job's partitions, each once, at most kMaxJobPartitions of them (checked first: a longer
@@ -80,16 +87,27 @@ Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, 
 }
 
 // Fills e in place (an Evaluation holds a ~1.2 KB Response: built where it is kept, not moved there).
+// A partition judged from the same inputs as one before it (GPU, count, layout, headroom) takes
+// that one's prediction: a list of many partitions costs one estimate per distinct rule set.
 void evaluate(const Policy& policy, const std::string& partition, const Job& job, const GpuTotal& gpus,
-              int64_t num_gpus, const Estimator& estimator, Evaluation& e) {
+              int64_t num_gpus, const Estimator& estimator, const std::vector<Evaluation>& earlier, Evaluation& e) {
   e.partition = partition;
   e.rules = &policy.for_partition(partition);
   e.estimator = &estimator;
   e.no_gpus = num_gpus == 0;
+  e.num_gpus = num_gpus;
   Result<std::string> gpu = job_gpu(policy, *e.rules, gpus);
   if (!gpu) {
     e.error = gpu.error();
     e.reason = Reason::kUnknownGpu;
+    return;
+  }
+  e.gpu = gpu.value();
+  for (const Evaluation& before : earlier) {
+    if (&before == &e || before.gpu.empty() || !before.same_inputs(e)) continue;
+    e.error = before.error;
+    e.reason = before.reason;
+    e.response = before.response;
     return;
   }
   Request request = job.annotation.request;
@@ -266,7 +284,7 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
   std::vector<Evaluation> after;
   after.reserve(parts.size());
   for (const std::string& p : parts) {
-    evaluate(policy, p, job, gpus, plan.granted, *failing->estimator, after.emplace_back());
+    evaluate(policy, p, job, gpus, plan.granted, *failing->estimator, after, after.emplace_back());
     if (!after.back().fits()) {
       return refuse(oom + "; the resized job (" + counted(plan.granted, "GPU") + ") would not fit either");
     }
@@ -323,6 +341,7 @@ const char* to_string(Reason r) {
     case Reason::kAnnotationRequired: return "annotation_required";
     case Reason::kUnknownGpu: return "unknown_gpu";
     case Reason::kInternal: return "internal";
+    case Reason::kRestateRequired: return "restate_required";
   }
   return "?";
 }
@@ -402,7 +421,7 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   now.reserve(parts.size());
   for (const std::string& p : parts) {
     const int64_t held = whole ? whole_node_gpus(policy.for_partition(p), job.fields) : gpus->gpus;
-    evaluate(policy, p, job, gpus.value(), held, estimator, now.emplace_back());
+    evaluate(policy, p, job, gpus.value(), held, estimator, now, now.emplace_back());
   }
   for (const Evaluation& e : now) {
     if (!e.error) continue;

@@ -67,10 +67,34 @@ Result<std::pair<std::string, int64_t>> gpu_entry(std::string_view entry, std::s
   return std::make_pair(std::string(type), n);  // as written: a resize writes it back for Slurm
 }
 
+// A GPU type named twice counts once, with its last count: Slurm keeps one request per
+// (GRES, type) and a later entry overwrites an earlier one (src/common/gres.c,
+// _get_next_job_gres at slurm-22-05-8-1; measured: --gpus=h100:5,h100:3 is allocated 3).
+// Types are compared in any case, so that a job is never judged on more GPUs than it gets.
+struct GpuEntries {
+  std::vector<std::pair<std::string, int64_t>> by_type;  // lower-case type ("" = untyped), count
+  void set(std::string_view type, int64_t count) {
+    const std::string key = lower(std::string(type));
+    for (auto& [seen, n] : by_type) {
+      if (seen == key) {
+        n = count;
+        return;
+      }
+    }
+    by_type.emplace_back(key, count);
+  }
+  int64_t total() const {
+    int64_t sum = 0;
+    for (const auto& entry : by_type) sum += entry.second;  // each <= kMaxJobGpus: no overflow
+    return sum;
+  }
+};
+
 }  // namespace
 
 Result<TresList> parse_tres(const std::string& text) {
   TresList out;
+  GpuEntries entries;
   std::string_view rest = text;
   while (!rest.empty()) {
     const size_t end = rest.find_first_of(",;");
@@ -90,11 +114,20 @@ Result<TresList> parse_tres(const std::string& text) {
     if (!gpu) return gpu.error();
     if (out.gpu_prefix.empty()) out.gpu_prefix = std::string(entry.substr(0, entry.size() - body.size() + name_end));
     const auto& [type, count] = gpu.value();
-    out.gpus += count;
-    if (out.gpus > kMaxJobGpus) return tres_error(text, too_many(out.gpus));
+    entries.set(type, count);
     if (type.empty()) out.untyped = true;
-    else if (std::find(out.gpu_types.begin(), out.gpu_types.end(), type) == out.gpu_types.end()) out.gpu_types.push_back(type);
+    else if (std::find_if(out.gpu_types.begin(), out.gpu_types.end(),
+                          [&](const std::string& t) { return lower(t) == lower(type); }) == out.gpu_types.end()) {
+      out.gpu_types.push_back(type);
+    }
   }
+  // Slurm refuses GPUs requested both with and without a type (sbatch: "Invalid GRES
+  // specification (with and without type identification)"); so does the gate.
+  if (out.untyped && !out.gpu_types.empty()) {
+    return tres_error(text, "names GPUs both with and without a type; accepted: every GPU entry typed, or none");
+  }
+  out.gpus = entries.total();
+  if (out.gpus > kMaxJobGpus) return tres_error(text, too_many(out.gpus));
   return out;
 }
 

@@ -2,8 +2,8 @@
 // fields only: the job itself (job_ptr) is not in the public headers, so trainfit
 // cannot see the job's annotation, GPUs or partition. It checks what an update
 // carries and refuses what would open a hole — a change of GPUs, tasks, nodes or partition
-// by a user, a new annotation without its GPU request — unless the update restates the
-// annotation with the GPUs; operators' (root, SlurmUser, `operators`) and exempt users'
+// by a user, a new annotation without its GPU request and partition — unless the update restates
+// the annotation with the GPUs and the partition; operators' (root, SlurmUser, `operators`) and exempt users'
 // changes, and everyone's under `unchecked_updates = allow`, pass and are audited as unchecked.
 #include "trainfit/util/text.h"
 #include "internal.h"
@@ -14,7 +14,7 @@ namespace {
 
 std::string restate(const std::string& job_id) {
   return "restate it in the same update: scontrol update job=" + job_id +
-         " Comment=\"trainfit: model=NAME seq=N ...\" TresPerJob=gres:gpu:TYPE:COUNT";
+         " Comment=\"trainfit: model=NAME seq=N ...\" TresPerJob=gres:gpu:TYPE:COUNT Partition=NAME";
 }
 
 }  // namespace
@@ -23,10 +23,13 @@ Decision decide_update(const Policy& policy, const Update& u) {
   const Job& job = u.job;
   const std::string id = u.job_id.empty() ? "N" : u.job_id;
   if (job.annotation.found || job.annotation_error) {
-    if (!u.sets_gpus && !job.annotation_error) {
-      return decision_of(Verdict::kReject, Reason::kGpuRequest,
-                  "trainfit: job " + id + ": a new annotation is checked against the job's GPUs, which Slurm "
-                  "does not show job_modify; " + restate(id));
+    // The partition too: its rules (GPU type, layout, headroom, action) judge the job, and an
+    // update that does not name it shows job_modify no partition (22.05 to 26.05, measured).
+    if ((!u.sets_gpus || !u.sets_partition) && !job.annotation_error) {
+      const char* missing = !u.sets_gpus && !u.sets_partition ? "GPUs and partition" : !u.sets_gpus ? "GPUs" : "partition";
+      return decision_of(Verdict::kReject, Reason::kRestateRequired,
+                         "trainfit: job " + id + ": a new annotation is checked against the job's " + missing +
+                             ", which Slurm does not show job_modify; " + restate(id));
     }
     Job checked = job;
     checked.step = true;  // an update is checked, never resized behind the user's back
@@ -35,7 +38,7 @@ Decision decide_update(const Policy& policy, const Update& u) {
   if (!u.sets_gpus && !u.sets_partition) return Decision{};
   const bool exempted = policy.defaults.exempt_uids.count(job.uid) > 0;
   if (!u.by_operator && !exempted && !policy.allow_unchecked_updates) {
-    return decision_of(Verdict::kReject, u.sets_gpus ? Reason::kGpuRequest : Reason::kAnnotationRequired,
+    return decision_of(Verdict::kReject, Reason::kRestateRequired,
                        "trainfit: job " + id + ": changing a job's " + (u.sets_gpus ? "GPUs, tasks or nodes" : "partition") +
                            " is checked against its LLM training annotation, which Slurm does not show job_modify; " +
                            restate(id) + " (an operator's update is not checked)");
@@ -45,7 +48,7 @@ Decision decide_update(const Policy& policy, const Update& u) {
       const PartitionPolicy& rules = policy.for_partition(trim(p));
       const bool exempt_here = rules.exempt_uids.count(job.uid) > 0;
       if (rules.require_annotation && !exempt_here) {
-        return decision_of(Verdict::kReject, Reason::kAnnotationRequired,
+        return decision_of(Verdict::kReject, Reason::kRestateRequired,
                     "trainfit: job " + id + ": partition " + trim(p) +
                         " requires an LLM training annotation, and Slurm does not show job_modify the job's "
                         "own; " + restate(id));
@@ -57,7 +60,7 @@ Decision decide_update(const Policy& policy, const Update& u) {
   d.message = "trainfit: job " + id + ": " + (u.sets_gpus ? "GPU" : "partition") + " update not checked (" +
               (u.by_operator ? "by an operator" : exempted ? "an exempt user" : "unchecked_updates = allow") +
               "): Slurm's job_modify does not show the job's annotation (job_ptr is private); an update that "
-              "restates it (Comment=\"trainfit: ...\" with the GPU request) is checked";
+              "restates it (Comment=\"trainfit: ...\" with the GPU request and Partition=) is checked";
   return d;
 }
 

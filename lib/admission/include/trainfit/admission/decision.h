@@ -51,7 +51,11 @@ enum class Verdict { kPass, kAccept, kWarn, kReject, kResize };
 TRAINFIT_API const char* to_string(Verdict verdict);
 
 // Why a job was refused or warned: each maps to its own Slurm error code.
-enum class Reason { kNone, kInvalidAnnotation, kGpuRequest, kTooFewGpus, kAnnotationRequired, kUnknownGpu, kInternal };
+// kRestateRequired: an update that changes what the gate judged (GPUs, partition) without
+// restating the annotation, which job_modify cannot see.
+enum class Reason {
+  kNone, kInvalidAnnotation, kGpuRequest, kTooFewGpus, kAnnotationRequired, kUnknownGpu, kInternal, kRestateRequired
+};
 TRAINFIT_API const char* to_string(Reason reason);
 
 struct Decision {

@@ -18,8 +18,10 @@ namespace trainfit::admission {
 constexpr int64_t kMaxJobGpus = int64_t{1} << 20;
 
 // One TRES/GRES list as Slurm writes it in any version: "gpu:8", "gres:gpu:8",
-// "gres/gpu:8", "gres/gpu=8", typed "gres:gpu:h100:8", comma or semicolon lists
-// ("gres:gpu:2,gres:gpu:1" adds up). Non-GPU entries are kept for rewriting.
+// "gres/gpu:8", "gres/gpu=8", typed "gres:gpu:h100:8", comma or semicolon lists. Distinct
+// types add up ("gpu:h100:2,gpu:a100:2" is 4); a type named again replaces its count, as
+// Slurm does ("gpu:h100:11,gpu:h100:11" is 11); typed and untyped GPUs together are refused.
+// Non-GPU entries are kept for rewriting.
 struct TresList {
   int64_t gpus = 0;
   std::vector<std::string> gpu_types;  // distinct types as written (case kept), in order
