@@ -35,7 +35,8 @@ ConfProblem conf_problem_of(const Error& error) {
   return {0, error.message};
 }
 
-std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Policy>* last) {
+// *clean: the text with the problem lines blanked (what *last parsed).
+std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Policy>* last, std::string* clean) {
   std::vector<ConfProblem> out;
   std::vector<std::string> lines;
   for (size_t start = 0;;) {
@@ -55,6 +56,7 @@ std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Polic
     for (size_t i = 0; i < lines.size(); ++i) text += lines[i] + (i + 1 < lines.size() ? "\n" : "");
   }
   std::stable_sort(out.begin(), out.end(), [](const ConfProblem& a, const ConfProblem& b) { return a.line < b.line; });
+  *clean = std::move(text);
   return out;
 }
 
@@ -188,14 +190,15 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
     ++problems;
   } else {
     Result<admission::Policy> policy = make_error(ErrorCode::kInvalidValue, "", "");
-    for (const ConfProblem& p : conf_problems(text.value(), &policy)) {
+    std::string clean;
+    for (const ConfProblem& p : conf_problems(text.value(), &policy, &clean)) {
       std::cout << path << ":" << (p.line > 0 ? std::to_string(p.line) + ":" : "") << " " << p.message << "\n";
       ++problems;
     }
     if (policy.ok()) {
       const std::string slurm_conf = vm.count("slurm-conf") ? vm["slurm-conf"].as<std::string>() : admission::slurm_conf_path();
       Result<admission::AssembledPolicy> assembled = admission::assemble_policy(
-          text.value(), read_regular_file(slurm_conf, admission::kMaxConfBytes), admission::passwd_uid);
+          clean, read_regular_file(slurm_conf, admission::kMaxConfBytes), admission::passwd_uid);
       if (assembled) {
         problems += report_assembly(path, slurm_conf, assembled.value(), quiet, &warnings);
         partitions = assembled->policy.partitions.size();
