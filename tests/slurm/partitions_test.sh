@@ -81,7 +81,6 @@ audit_log = $dir/audit.jsonl
 partition.strict.require_annotation = true
 partition.mixed.action = resize
 partition.mixed.resize_max_gpus = 64
-partition.aonly.default_gpu = a100-40gb
 exempt_accounts = ops
 CONF
 cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
@@ -156,8 +155,13 @@ each "-p mixed --gpus=h100:2 ($tight_job): resized to $min_small (CLI), within i
 grep -q "exempt_accounts: slurm.conf's AccountingStorageEnforce is not set" "$dir/log/slurmctld.log" \
   && ok "slurmctld's log warns: exempt_accounts without AccountingStorageEnforce" || fail "enforce warning" "$(grep trainfit "$dir/log/slurmctld.log" | tail -5)"
 out=$("$trainfit" check-config --slurm-conf "$dir/slurm.conf" "$dir/trainfit.conf" 2>/dev/null); rc=$?
-[[ $rc -eq 0 && $out == *"warning: exempt_accounts: slurm.conf's AccountingStorageEnforce is not set"* ]] \
+[[ $out == *"warning: exempt_accounts: slurm.conf's AccountingStorageEnforce is not set"* ]] \
   && ok "check-config warns the same on the cluster's files" || fail "check-config enforce" "rc=$rc" "$out"
+# default_gpu (h100) is on none of aonly's nodes: a problem (exit 2), one line.
+[[ $rc -eq 2 && $out == *"default_gpu: 'h100' is a GPU none of partition aonly's nodes has (slurm.conf: a100-40gb)"* ]] \
+  && ok "check-config: default_gpu h100 is on none of aonly's nodes (exit 2)" || fail "check-config default_gpu" "rc=$rc" "$out"
+grep -q "default_gpu: 'h100' is a GPU none of partition aonly's nodes has" "$dir/log/slurmctld.log" \
+  && ok "slurmctld's log says so too" || fail "log default_gpu" "$(grep trainfit "$dir/log/slurmctld.log" | tail -5)"
 
 # ---- Point 9: an srun step honours exempt_users (the policy assembled as slurmctld's) ----
 cluster_stop "$dir"
