@@ -108,5 +108,22 @@ TEST(SlurmConf, PartitionNodesDefaultAndEnforce) {
   }
 }
 
+// A large cluster: 60000 nodes in one line, 20 partitions of all of them, read whole (the
+// load's work is bounded by kMaxSlurmNodes, not by what each partition names).
+TEST(SlurmConf, LargeClusterIsReadWhole) {
+  std::string text = "NodeName=n[00001-60000] Gres=gpu:h100:8\n";
+  for (int i = 0; i < 20; ++i) text += "PartitionName=p" + std::to_string(i) + " Nodes=n[00001-60000]\n";
+  const SlurmConf conf = read_slurm_conf(text);
+  ASSERT_EQ(conf.nodes.nodes.size(), 60000u);
+  EXPECT_EQ(conf.nodes.nodes.back().name, "n60000");
+  ASSERT_EQ(conf.partitions.size(), 20u);
+  ASSERT_TRUE(conf.partitions[19].nodes);
+  EXPECT_EQ(conf.partitions[19].nodes->size(), 60000u);
+  // Past the bound: not known, never a partial list.
+  const SlurmConf over = read_slurm_conf("NodeName=n[1-70000]\nPartitionName=all Nodes=ALL\n");
+  EXPECT_FALSE(over.nodes.complete);
+  EXPECT_FALSE(over.partitions[0].nodes);
+}
+
 }  // namespace
 }  // namespace trainfit::admission

@@ -93,11 +93,10 @@ std::map<std::string, std::optional<std::vector<std::string>>> node_sets(const s
 }
 
 // A partition's Nodes= as node names, each a node slurm.conf defines; nullopt when not known.
+// `defined`: the names of slurm.conf's nodes (built once for every partition).
 std::optional<std::vector<std::string>> partition_nodes(
-    const std::string& spec, const SlurmNodes& nodes,
+    const std::string& spec, const SlurmNodes& nodes, const std::set<std::string>& defined,
     const std::map<std::string, std::optional<std::vector<std::string>>>& sets) {
-  std::set<std::string> defined;
-  for (const SlurmNode& node : nodes.nodes) defined.insert(node.name);
   std::vector<std::string> out;
   std::set<std::string> seen;
   auto add = [&](const std::vector<std::string>& names) {
@@ -158,6 +157,8 @@ std::vector<SlurmPartition> partitions_of(const std::vector<std::string>& lines,
     return hostlist_count(spec);
   };
   const auto sets = node_sets(lines, nodes);
+  std::set<std::string> defined;
+  for (const SlurmNode& node : nodes.nodes) defined.insert(node.name);
   std::vector<SlurmPartition> out;
   PartitionLine defaults;
   for (const std::string& line : lines) {
@@ -178,7 +179,7 @@ std::vector<SlurmPartition> partitions_of(const std::vector<std::string>& lines,
     int64_t most = p.nodes.empty() ? 0 : node_count(p.nodes);
     if (p.max_nodes > 0 && (most == 0 || p.max_nodes < most)) most = p.max_nodes;
     SlurmPartition partition{name, p.exclusive, p.is_default, most, std::nullopt};
-    if (!p.nodes.empty()) partition.nodes = partition_nodes(p.nodes, nodes, sets);
+    if (!p.nodes.empty()) partition.nodes = partition_nodes(p.nodes, nodes, defined, sets);
     out.push_back(std::move(partition));
   }
   return out;
