@@ -1,6 +1,5 @@
 #include "site_catalog.h"
 
-#include <pwd.h>
 #include <sys/stat.h>
 #include <cerrno>
 
@@ -36,7 +35,8 @@ ConfProblem conf_problem_of(const Error& error) {
   return {0, error.message};
 }
 
-std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Policy>* last) {
+// *clean: the text with the problem lines blanked (what *last parsed).
+std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Policy>* last, std::string* clean) {
   std::vector<ConfProblem> out;
   std::vector<std::string> lines;
   for (size_t start = 0;;) {
@@ -56,14 +56,29 @@ std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Polic
     for (size_t i = 0; i < lines.size(); ++i) text += lines[i] + (i + 1 < lines.size() ? "\n" : "");
   }
   std::stable_sort(out.begin(), out.end(), [](const ConfProblem& a, const ConfProblem& b) { return a.line < b.line; });
+  *clean = std::move(text);
   return out;
 }
 
-std::optional<uint32_t> uid_of(const std::string& name) {
-  struct passwd entry, *found = nullptr;
-  char buffer[4096];
-  if (getpwnam_r(name.c_str(), &entry, buffer, sizeof buffer, &found) != 0 || found == nullptr) return std::nullopt;
-  return static_cast<uint32_t>(found->pw_uid);
+// What assembling the policy against slurm.conf found: problems (returned, counted) and
+// warnings on stdout, the notes on stderr unless quiet.
+size_t report_assembly(const std::string& path, const std::string& slurm_conf, const admission::AssembledPolicy& a,
+                       bool quiet, size_t* warnings) {
+  for (const Error& problem : a.problems) std::cout << path << ": " << problem.message << " (" << slurm_conf << ")\n";
+  for (const Error& warning : a.warnings) {
+    std::cout << path << ": warning: " << warning.message << " (" << slurm_conf << ")\n";
+  }
+  *warnings += a.warnings.size();
+  if (quiet) return a.problems.size();
+  if (!a.slurm_conf_note.empty()) {
+    std::cerr << "trainfit: note: " << slurm_conf << " not read (" << a.slurm_conf_note
+              << "): partitions, default partition and nodes' GPUs not checked against it\n";
+  }
+  for (const std::string& user : a.unknown_users) {
+    std::cerr << "trainfit: note: " << path << ": exempt user or operator '" << user
+              << "' is not known to this host (the plugin ignores it on a host that does not know it)\n";
+  }
+  return a.problems.size();
 }
 
 // Why a folder the user named cannot serve ("" when it can), in the words file errors use.
@@ -127,7 +142,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
       "quiet,q", "no summary line and no notes when everything is valid")(
       "keys", "list the keys trainfit.conf knows, one per line, and exit")(
       "slurm-conf", po::value<std::string>()->value_name("FILE"),
-      "slurm.conf whose partitions the overrides must name (default $SLURM_CONF, else /etc/slurm/slurm.conf)");
+      "slurm.conf to check against: partition names, the default partition, the nodes' GPUs, AccountingStorageEnforce (default $SLURM_CONF, else /etc/slurm/slurm.conf)");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::string>(), "trainfit.conf to check");
   po::positional_options_description positional;
@@ -169,36 +184,28 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
   }
 
   Result<std::string> text = read_regular_file(path, admission::kMaxConfBytes);
-  size_t partitions = 0, aliases = 0;
+  size_t partitions = 0, aliases = 0, warnings = 0;
   if (!text) {
     std::cout << path << ": " << text.error().reason << "\n";
     ++problems;
   } else {
     Result<admission::Policy> policy = make_error(ErrorCode::kInvalidValue, "", "");
-    for (const ConfProblem& p : conf_problems(text.value(), &policy)) {
+    std::string clean;
+    for (const ConfProblem& p : conf_problems(text.value(), &policy, &clean)) {
       std::cout << path << ":" << (p.line > 0 ? std::to_string(p.line) + ":" : "") << " " << p.message << "\n";
       ++problems;
     }
     if (policy.ok()) {
       const std::string slurm_conf = vm.count("slurm-conf") ? vm["slurm-conf"].as<std::string>() : admission::slurm_conf_path();
-      Result<std::string> slurm = read_regular_file(slurm_conf, admission::kMaxConfBytes);
-      if (slurm) {
-        for (const Error& unknown : admission::unknown_partitions(policy.value(), admission::slurm_partitions(*slurm))) {
-          std::cout << path << ": " << unknown.message << " (" << slurm_conf << ")\n";
-          ++problems;
-        }
-      } else if (!quiet) {
-        std::cerr << "trainfit: note: " << slurm_conf << " not read (" << slurm.error().message
-                  << "): partition names not checked against it\n";
-      }
-      partitions = policy.value().partitions.size();
-      aliases = policy.value().gpu_aliases.size();
-      if (!quiet) {
-        admission::Policy copy = policy.value();
-        for (const std::string& user : admission::resolve_exempt_users(copy, uid_of)) {
-          std::cerr << "trainfit: note: " << path << ": exempt user '" << user
-                    << "' is not known to this host (the plugin ignores it on a host that does not know it)\n";
-        }
+      Result<admission::AssembledPolicy> assembled = admission::assemble_policy(
+          clean, read_regular_file(slurm_conf, admission::kMaxConfBytes), admission::passwd_uid);
+      if (assembled) {
+        problems += report_assembly(path, slurm_conf, assembled.value(), quiet, &warnings);
+        partitions = assembled->policy.partitions.size();
+        aliases = assembled->policy.gpu_aliases.size();
+      } else {  // not reached: the same text parsed above
+        std::cout << path << ": " << assembled.error().message << "\n";
+        ++problems;
       }
     }
   }
@@ -207,7 +214,8 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
     return 2;
   }
   if (!quiet) {
-    std::cout << path << ": ok: " << partitions << " partition override" << (partitions == 1 ? "" : "s") << ", "
+    std::cout << path << ": ok" << (warnings > 0 ? " with " + std::to_string(warnings) + " warning" + (warnings == 1 ? "" : "s") : "")
+              << ": " << partitions << " partition override" << (partitions == 1 ? "" : "s") << ", "
               << aliases << " GPU alias" << (aliases == 1 ? "" : "es") << "; catalogs: " << gpu_catalog().size()
               << " GPUs, " << model_catalog().size() << " models (" << set.notes.size() << " site entr"
               << (set.notes.size() == 1 ? "y" : "ies") << " from " << dir << ")\n";

@@ -180,5 +180,31 @@ check "check-config: default_gpu = a40 fails without the site catalog" "$?" 2
 check "check-config: a missing file is a problem" "$?" 2
 contains "... said" "$(cat "$W/out")" "$W/absent.conf: not found"
 
+# check-config against slurm.conf (--slurm-conf): the default partition, the nodes' GPUs,
+# AccountingStorageEnforce. The slurm.conf texts are written here; what each says is counted by hand.
+cat >"$W/slurm.conf" <<'EOF'
+NodeName=a[1-4] Gres=gpu:a100-40gb:8
+NodeName=h[1-2] Gres=gpu:h100:8
+PartitionName=strict Nodes=h[1-2] Default=YES
+PartitionName=aonly Nodes=a[1-4]
+PartitionName=gpu Nodes=h[1-2]
+EOF
+printf 'default_partition = gpu\npartition.strict.require_annotation = true\n' >"$W/trainfit.conf"
+out=$("$T" check-config --slurm-conf "$W/slurm.conf" "$W/trainfit.conf" 2>/dev/null)
+check "check-config: a default_partition other than slurm.conf's Default=YES is a problem (exit 2)" "$?" 2
+contains "... naming both" "$out" "$W/trainfit.conf: default_partition: 'gpu' but slurm.conf's default partition (Default=YES) is 'strict'"
+contains "... and default_gpu = h100 where aonly has only A100 40GB" "$out" "default_gpu: 'h100' is a GPU none of partition aonly's nodes has (slurm.conf: a100-40gb)"
+check "... two problems, one line each" "$(wc -l <<<"$out")" 2
+printf 'partition.strict.require_annotation = true\npartition.aonly.default_gpu = a100-40gb\nexempt_accounts = ops\n' >"$W/trainfit.conf"
+out=$("$T" check-config --slurm-conf "$W/slurm.conf" "$W/trainfit.conf" 2>/dev/null)
+check "check-config: exempt_accounts without AccountingStorageEnforce is a warning (exit 0)" "$?" 0
+contains "... said" "$out" "$W/trainfit.conf: warning: exempt_accounts: slurm.conf's AccountingStorageEnforce is not set: Slurm does not check a job's account"
+contains "... and the summary counts it" "$out" "$W/trainfit.conf: ok with 1 warning: 2 partition overrides"
+printf 'AccountingStorageEnforce=limits\n' >>"$W/slurm.conf"
+out=$("$T" check-config --slurm-conf "$W/slurm.conf" "$W/trainfit.conf" 2>/dev/null)
+check "check-config: with AccountingStorageEnforce=limits (it implies associations): exit 0" "$?" 0
+check "... and no warning: one summary line" "$(wc -l <<<"$out")" 1
+contains "... saying ok" "$out" "$W/trainfit.conf: ok: 2 partition overrides"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

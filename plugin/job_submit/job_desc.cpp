@@ -91,6 +91,7 @@ Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
   job.partition = str(d->partition);
   job.uid = d->user_id != NO_VAL ? d->user_id : submit_uid;
   job.account = str(d->account);
+  job.constraint = str(d->features);
   job.qos = str(d->qos);
   job.het_component = d->het_job_offset == NO_VAL ? -1 : static_cast<int64_t>(d->het_job_offset);
   if (job.het_component > 0) return job;  // the annotation sbatch copied here is the first component's
@@ -111,6 +112,7 @@ Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {
   u.job.partition = str(d->partition);
   u.job.uid = submit_uid;
   u.job.account = str(d->account);
+  u.job.constraint = str(d->features);
   u.job.qos = str(d->qos);
   u.job_id = job_id_of(d);
   u.sets_gpus = changes_gpu_count(d);

@@ -1,6 +1,5 @@
 #include "policy_store.h"
 
-#include <pwd.h>
 #include <sys/stat.h>
 
 #include <ctime>
@@ -14,12 +13,7 @@ namespace {
 
 using admission::Policy;
 
-std::optional<uint32_t> uid_of(const std::string& name) {
-  struct passwd entry, *found = nullptr;
-  char buffer[4096];
-  if (getpwnam_r(name.c_str(), &entry, buffer, sizeof buffer, &found) != 0 || found == nullptr) return std::nullopt;
-  return static_cast<uint32_t>(found->pw_uid);
-}
+std::optional<uint32_t> uid_of(const std::string& name) { return admission::passwd_uid(name); }
 
 std::string describe(const LoadedPolicy& p) {
   if (p.admit_all) return "none: admitting every job";
@@ -28,24 +22,25 @@ std::string describe(const LoadedPolicy& p) {
          std::to_string(p.policy.gpu_aliases.size()) + " GPU aliases, audit_log = " + p.policy.audit_log;
 }
 
-// slurm.conf's partitions: which hold their nodes whole, and which overrides name none of them
-// (Slurm matches partition names case-sensitively: partition.Strict is not "strict").
-void add_slurm_partitions(const std::string& conf, Policy& policy) {
+// What assembling the policy found, in slurmctld's log: slurm.conf not read (info), names that
+// resolve to no user, partitions or GPUs trainfit.conf and slurm.conf disagree on, and unsafe
+// settings (errors: the admin must act).
+void log_assembly(const std::string& conf, const admission::AssembledPolicy& a) {
   const std::string path = admission::slurm_conf_path();
-  Result<std::string> text = read_regular_file(path, admission::kMaxConfBytes);
-  if (!text) {
-    slurm_info("job_submit/trainfit: %s not read (%s): partitions are not checked against it, and "
-               "OverSubscribe=EXCLUSIVE is not seen", admission::printable(path).c_str(),
-               admission::printable(text.error().message).c_str());
-    return;
+  if (!a.slurm_conf_note.empty()) {
+    slurm_info("job_submit/trainfit: %s not read (%s): partitions are not checked against it, and its "
+               "OverSubscribe=EXCLUSIVE, Default=YES and nodes' GPUs are not seen",
+               admission::printable(path).c_str(), admission::printable(a.slurm_conf_note).c_str());
   }
-  const std::vector<admission::SlurmPartition> partitions = admission::slurm_partitions(text.value());
-  for (const admission::SlurmPartition& p : partitions) {
-    if (p.whole_nodes) policy.whole_node_partitions.insert(p.name);
-    if (p.max_nodes > 0) policy.partition_max_nodes[p.name] = p.max_nodes;
+  for (const std::string& name : a.unknown_users) {
+    slurm_error("job_submit/trainfit: %s: exempt user or operator '%s' is not known to this host; ignored",
+                admission::printable(conf).c_str(), admission::printable(name).c_str());
   }
-  for (const Error& unknown : admission::unknown_partitions(policy, partitions)) {
-    slurm_error("job_submit/trainfit: %s: %s", admission::printable(conf).c_str(), admission::printable(unknown.message).c_str());
+  for (const std::vector<Error>* list : {&a.problems, &a.warnings}) {
+    for (const Error& e : *list) {
+      slurm_error("job_submit/trainfit: %s: %s (%s)", admission::printable(conf).c_str(),
+                  admission::printable(e.message).c_str(), admission::printable(path).c_str());
+    }
   }
 }
 
@@ -60,15 +55,12 @@ std::shared_ptr<LoadedPolicy> admit_all(const std::string& why) {
 
 
 Result<std::shared_ptr<LoadedPolicy>> PolicyStore::parse(const std::string& text, const FileStamp& stamp) const {
-  Result<Policy> policy = admission::parse_policy(text);
-  if (!policy) return policy.error();
+  const Result<std::string> slurm_conf = read_regular_file(admission::slurm_conf_path(), admission::kMaxConfBytes);
+  Result<admission::AssembledPolicy> assembled = admission::assemble_policy(text, slurm_conf, uid_of);
+  if (!assembled) return assembled.error();
+  log_assembly(path_, assembled.value());
   auto loaded = std::make_shared<LoadedPolicy>();
-  loaded->policy = std::move(policy).value();
-  for (const std::string& name : admission::resolve_exempt_users(loaded->policy, uid_of)) {
-    slurm_error("job_submit/trainfit: %s: exempt user '%s' is not known to this host; ignored",
-                admission::printable(path_).c_str(), admission::printable(name).c_str());
-  }
-  add_slurm_partitions(path_, loaded->policy);
+  loaded->policy = std::move(assembled.value().policy);
   loaded->origin = path_ + " (mtime " + std::to_string(stamp.mtime_ns / 1000000000ull) + ")";
   return loaded;
 }

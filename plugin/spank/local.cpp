@@ -118,15 +118,21 @@ Job step_job(spank_t sp, const std::vector<std::string>& env) {
   return job;
 }
 
-// The site policy srun steps are held to (conf=), else the defaults with default_gpu.
+// The site policy srun steps are held to (conf=), assembled as slurmctld assembles it
+// (exempt users, accounts and QOS, operators, slurm.conf's partitions and nodes); without
+// conf= the defaults, with the catalog's default_gpu.
 Result<Policy> step_policy(const Settings& settings, const std::string& default_gpu) {
-  Policy fallback;
-  fallback.defaults.default_gpu = default_gpu;
-  if (settings.conf.empty()) return fallback;
-  Result<std::string> text = read_regular_file(settings.conf, kMaxConfBytes);
-  if (!text && text.error().code == ErrorCode::kMissing) return fallback;
+  Result<std::string> text = std::string();
+  if (!settings.conf.empty()) text = read_regular_file(settings.conf, kMaxConfBytes);
+  const bool site_conf = text.ok() && !settings.conf.empty();
+  if (!text && text.error().code == ErrorCode::kMissing) text = std::string();
   if (!text) return text.error();
-  return parse_policy(text.value());
+  Result<AssembledPolicy> assembled =
+      assemble_policy(text.value(), read_regular_file(slurm_conf_path(), kMaxConfBytes), passwd_uid);
+  if (!assembled) return assembled.error();
+  Policy policy = std::move(assembled.value().policy);
+  if (!site_conf) policy.defaults.default_gpu = default_gpu;
+  return policy;
 }
 
 int local_user_init(spank_t sp) {

@@ -13,6 +13,7 @@
 
 #include "trainfit/util/text.h"
 #include "internal.h"
+#include "partition_nodes.h"
 #include "resize.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
@@ -73,15 +74,51 @@ bool exempt(const PartitionPolicy& p, const Job& job) {
          (!job.qos.empty() && p.exempt_qos.count(job.qos) > 0);
 }
 
-// The catalog GPU to check against: the GRES types (the smallest-memory one when a
-// job mixes types, since every rank must fit), else the partition's default.
-Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const GpuTotal& gpus) {
+// Which field of a job_gpu error says the partition has no GPU nodes (not an unknown GPU).
+constexpr const char* kNoGpuNodesField = "partition";
+
+// The smallest-memory catalog GPU of `types` so far (every rank must fit on it).
+Result<bool> keep_smallest(const Policy& policy, const std::string& type, const GpuSpec** smallest) {
+  Result<const GpuSpec*> gpu = catalog_gpu(policy, type);
+  if (!gpu) return gpu.error();
+  if (*smallest == nullptr || gpu.value()->capacity_bytes < (*smallest)->capacity_bytes) *smallest = gpu.value();
+  return true;
+}
+
+// The GPUs an untyped request gets: those of the partition's GPU nodes its --constraint
+// selects (slurm.conf), an untyped node's (gpu:N) or an unknown partition's as default_gpu.
+Result<bool> untyped_gpu(const Policy& policy, const PartitionPolicy& rules, const std::string& partition,
+                         const Job& job, bool asks_gpus, const GpuSpec** smallest) {
+  const std::vector<NodeKind>* kinds = partition_kinds(policy, partition);
+  if (kinds == nullptr) return keep_smallest(policy, rules.default_gpu, smallest);
+  bool any = false;
+  for (const NodeKind* kind : selected_kinds(*kinds, job.constraint)) {
+    for (const NodeGpus& g : kind->gpus) {
+      Result<bool> kept = keep_smallest(policy, g.type.empty() ? rules.default_gpu : g.type, smallest);
+      if (!kept) return kept;
+      any = true;
+    }
+  }
+  if (any) return true;
+  if (!asks_gpus) return keep_smallest(policy, rules.default_gpu, smallest);  // the advice's GPU
+  const std::string name = partition.empty() ? policy.default_partition : partition;
+  return make_error(ErrorCode::kInvalidValue, kNoGpuNodesField,
+                    "partition " + name + " has no nodes with GPUs (slurm.conf); a job asking for GPUs cannot run "
+                    "there: submit it to a GPU partition (-p)");
+}
+
+// The catalog GPU to check against: the GRES types (the smallest-memory one when a job
+// mixes types, since every rank must fit), and for untyped GPUs the partition's.
+Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const std::string& partition,
+                            const Job& job, const GpuTotal& gpus, bool asks_gpus) {
   const GpuSpec* smallest = nullptr;
-  const size_t typed = gpus.types.size(), with_default = typed == 0 || gpus.untyped ? 1 : 0;
-  for (size_t i = 0; i < typed + with_default; ++i) {  // the types, then the default (no copied list)
-    Result<const GpuSpec*> gpu = catalog_gpu(policy, i < typed ? gpus.types[i] : rules.default_gpu);
-    if (!gpu) return gpu.error();
-    if (smallest == nullptr || gpu.value()->capacity_bytes < smallest->capacity_bytes) smallest = gpu.value();
+  for (const std::string& type : gpus.types) {
+    Result<bool> kept = keep_smallest(policy, type, &smallest);
+    if (!kept) return kept.error();
+  }
+  if (gpus.types.empty() || gpus.untyped) {
+    Result<bool> kept = untyped_gpu(policy, rules, partition, job, asks_gpus, &smallest);
+    if (!kept) return kept.error();
   }
   return smallest->name;
 }
@@ -96,10 +133,10 @@ void evaluate(const Policy& policy, const std::string& partition, const Job& job
   e.estimator = &estimator;
   e.no_gpus = num_gpus == 0;
   e.num_gpus = num_gpus;
-  Result<std::string> gpu = job_gpu(policy, *e.rules, gpus);
+  Result<std::string> gpu = job_gpu(policy, *e.rules, partition, job, gpus, num_gpus > 0);
   if (!gpu) {
     e.error = gpu.error();
-    e.reason = Reason::kUnknownGpu;
+    e.reason = gpu.error().field == kNoGpuNodesField ? Reason::kGpuRequest : Reason::kUnknownGpu;
     return;
   }
   e.gpu = gpu.value();
@@ -238,6 +275,25 @@ std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, 
   return "trainfit: " + where(e, partitions) + oom_body(r, cheapest, job.annotation.face) + layout_note(job, *e.rules);
 }
 
+// A resize never asks for more GPU nodes, or GPUs, than a listed partition has (slurm.conf;
+// nodes without GPUs, or without the job's GPU type, do not count): Slurm would refuse the
+// resized job ("Requested node configuration is not available").
+std::optional<std::string> beyond_gpu_nodes(const Policy& policy, const Job& job, const GpuTotal& gpus,
+                                            const std::vector<std::string>& parts, int64_t granted, int64_t nodes) {
+  const std::string type = gpus.types.size() == 1 && !gpus.untyped ? gpus.types.front() : "";
+  for (const std::string& p : parts) {
+    const std::vector<NodeKind>* kinds = partition_kinds(policy, p);
+    if (kinds == nullptr) continue;
+    const GpuNodes have = gpu_nodes(selected_kinds(*kinds, job.constraint), type);
+    if (nodes <= have.nodes && granted <= have.gpus) continue;
+    const std::string name = p.empty() ? policy.default_partition : p;
+    return "laid out in whole nodes/tasks it needs " + counted(granted, "GPU") + " on " + counted(nodes, "node") +
+           ", but partition " + name + " has " + counted(have.nodes, "GPU node") + (type.empty() ? "" : " with " + type) + " (" +
+           counted(have.gpus, "GPU") + ")";
+  }
+  return std::nullopt;
+}
+
 Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, const std::vector<Evaluation>& now,
                     const std::vector<std::string>& parts) {
   int64_t target = 0, limit = kMaxJobGpus, per_node = kMaxJobGpus;
@@ -277,6 +333,9 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
       return refuse(oom + "; laid out in whole nodes/tasks it needs " + counted(nodes, "node") + ", more than partition " +
                     name + " allows a job (" + std::to_string(most->second) + ")");
     }
+  }
+  if (std::optional<std::string> short_of = beyond_gpu_nodes(policy, job, gpus, parts, plan.granted, nodes)) {
+    return refuse(oom + "; " + *short_of);
   }
   if (plan.tasks >= int64_t{UINT32_MAX} - 2 || plan.nodes >= int64_t{UINT32_MAX} - 2) {
     return refuse(oom + "; the resized task or node count is out of Slurm's range");
@@ -382,7 +441,8 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   for (const std::string& p : parts) {
     const PartitionPolicy& rules = policy.for_partition(p);
     all_exempt &= exempt(rules, job);
-    if (rules.require_annotation && !requires) requires = true, requiring = p.empty() ? "(default)" : p;
+    const std::string& name = p.empty() ? policy.default_partition : p;
+    if (rules.require_annotation && !requires) requires = true, requiring = name.empty() ? "(default)" : name;
   }
   if (all_exempt) {
     Decision d;
@@ -425,9 +485,10 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   }
   for (const Evaluation& e : now) {
     if (!e.error) continue;
-    const std::string what = e.reason == Reason::kInvalidAnnotation ? "invalid annotation: "
-                             : e.reason == Reason::kGpuRequest      ? "the GPU request does not suit the annotation: "
-                                                                    : "";
+    const std::string what = e.reason == Reason::kInvalidAnnotation        ? "invalid annotation: "
+                             : e.error->field == kNoGpuNodesField        ? ""
+                             : e.reason == Reason::kGpuRequest           ? "the GPU request does not suit the annotation: "
+                                                                         : "";
     Decision d = refuse(refusal(policy, parts), e.reason, "trainfit: " + where(e, parts.size()) + what + e.error->message);
     d.gpus_requested = gpus->gpus;
     return d;

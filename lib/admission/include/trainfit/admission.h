@@ -8,4 +8,5 @@
 #include "trainfit/admission/slurm_conf.h"  // slurm.conf's partitions
 #include "trainfit/admission/policy.h"      // trainfit.conf
 #include "trainfit/admission/decision.h"    // accept / warn / resize / reject
+#include "trainfit/admission/assemble.h"    // the policy assembled once: trainfit.conf + slurm.conf
 #include "trainfit/admission/audit.h"       // the audit record, printable log text

@@ -39,6 +39,7 @@ struct Job {
   std::string partition;  // as submitted: "" (the default), "gpu" or a list "elastic,gpu"
   uint32_t uid = 0;
   std::string account, qos;
+  std::string constraint;  // --constraint (job_desc features): may select the nodes' GPU type
   bool step = false;      // an srun step inside an allocation: checked, never resized
   // A heterogeneous job's component (0 = the first, -1 = not a hetjob). sbatch hands the
   // --llm-* options, and the first component's --comment, to every component: the annotation

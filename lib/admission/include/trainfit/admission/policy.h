@@ -30,6 +30,15 @@ struct PartitionPolicy {
   std::set<uint32_t> exempt_uids;  // exempt_users resolved at load (resolve_exempt_users)
 };
 
+// Nodes of a partition alike in GPUs and features (slurm.conf), counted: a cluster has few
+// kinds of node, so the job path looks at kinds, not at each node.
+struct NodeKind {
+  std::vector<NodeGpus> gpus;  // empty: no GPUs
+  std::vector<std::string> features;
+  int64_t nodes = 0;
+  int64_t gpus_each() const;
+};
+
 struct Policy {
   PartitionPolicy defaults;
   std::map<std::string, PartitionPolicy> partitions;  // overrides, by partition name
@@ -52,6 +61,9 @@ struct Policy {
   // From slurm.conf too: the most nodes a job can have in a partition (SlurmPartition::
   // max_nodes), so that a resize never asks for more nodes than the partition has.
   std::map<std::string, int64_t> partition_max_nodes;
+  // From slurm.conf too: each partition's nodes by kind, where slurm.conf says for certain
+  // (absent: not known; untyped GPUs are then judged as default_gpu).
+  std::map<std::string, std::vector<NodeKind>> partition_nodes;
   const PartitionPolicy& for_partition(const std::string& partition) const;
 };
 

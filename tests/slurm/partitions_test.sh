@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# slurm.conf's partitions and nodes on a real slurmctld (as root and as an ordinary user):
+# the Default=YES partition's rules for a job without -p, untyped GPUs judged as the
+# partition's nodes' GPUs (--constraint where it selects them), a partition without GPU
+# nodes, resizes bounded by the partition's GPU nodes, exempt_accounts without
+# AccountingStorageEnforce in slurmctld's log, and an srun step honouring exempt_users.
+# Expected verdicts come from the trainfit CLI on the stated GPU or from Slurm's own answers.
+# Usage: partitions_test.sh BUILD_DIR
+set -u
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+trainfit=$build/cli/trainfit
+dir=$(mktemp -d /tmp/trainfit-partitions.XXXXXX)
+chmod 755 "$dir"
+cd "$dir"
+source "$here/cluster.sh"
+source "$here/checks.sh"
+user=trainfit-ci
+export CLUSTER_MESSAGE_TIMEOUT=30
+
+cleanup() { cluster_stop "$dir"; }
+trap 'checks_finish cleanup' EXIT
+if [[ $(id -u) -ne 0 ]]; then echo "partitions_test.sh: needs root (munged, slurmctld)"; exit 1; fi
+id "$user" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$user"
+as_user() { runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" "$@"; }
+nospank() { SLURM_CONF=$dir/slurm-nospank.conf "$@"; }
+field() { scontrol show job -o "$2" 2>/dev/null | grep -o "\b$1=[^ ]*" | head -1 | cut -d= -f2-; }
+# submit WHO HOW ANNOTATION SBATCH_ARGS...: WHO root|user; HOW spank (the annotation as
+# --llm-KEY=VALUE options) or nospank (as --comment="trainfit: ...", job_submit alone);
+# sets rc, out and job (the id when one was queued).
+submit() {
+  local who=$1 how=$2 annotation=$3 conf=$SLURM_CONF args=() kv
+  shift 3
+  if [[ -n $annotation && $how == spank ]]; then
+    for kv in $annotation; do args+=("--llm-$kv"); done
+  elif [[ -n $annotation ]]; then
+    args+=("--comment=trainfit: $annotation")
+  fi
+  [[ $how == nospank ]] && conf=$dir/slurm-nospank.conf
+  if [[ $who == user ]]; then
+    out=$(runuser -u "$user" -- env SLURM_CONF="$conf" sbatch -H --parsable "${args[@]}" "$@" --wrap true 2>&1); rc=$?
+  else
+    out=$(SLURM_CONF=$conf sbatch -H --parsable "${args[@]}" "$@" --wrap true 2>&1); rc=$?
+  fi
+  job=$(tail -1 <<<"$out")
+  [[ $rc -eq 0 && $job =~ ^[0-9]+$ ]] || job=""
+}
+# each LABEL PREDICATE ANNOTATION SBATCH_ARGS...: the submission as root and as the user, with
+# and without the SPANK plugin; PREDICATE reads rc, out and job.
+each() {
+  local label=$1 predicate=$2 who how
+  shift 2
+  for who in root user; do
+    for how in spank nospank; do
+      submit "$who" "$how" "$@"
+      if "$predicate"; then ok "$label ($who, $how)"; else fail "$label ($who, $how)" "rc=$rc" "$out"; fi
+      [[ -n $job ]] && scancel "$job" 2>/dev/null
+    done
+  done
+}
+accepted() { [[ $rc -eq 0 && -n $job ]]; }
+refused_with() { [[ $rc -ne 0 && -z $job && $out == *"$want"* ]]; }
+refused() { refused_with; }
+
+# ---- The cluster: FUTURE nodes (no slurmd): 4 A100 40GB nodes, 2 H100 nodes, 2 CPU-only nodes ----
+nodes="NodeName=a[1-4] NodeHostname=a[1-4] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:a100-40gb:8 Features=a100 State=FUTURE
+NodeName=h[1-2] NodeHostname=h[1-2] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:h100:8 Features=h100 State=FUTURE
+NodeName=c[1-2] NodeHostname=c[1-2] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 State=FUTURE"
+export CLUSTER_NODES_CONF="$nodes
+PartitionName=strict Nodes=h[1-2] Default=YES MaxTime=INFINITE State=UP
+PartitionName=aonly Nodes=a[1-4] MaxTime=INFINITE State=UP
+PartitionName=both Nodes=a[1-2],h[1-2] MaxTime=INFINITE State=UP
+PartitionName=mixed Nodes=h[1-2],c[1-2] MaxTime=INFINITE State=UP
+PartitionName=cpu Nodes=c[1-2] MaxTime=INFINITE State=UP"
+# No default_partition: the default is slurm.conf's (strict). exempt_accounts without
+# AccountingStorageEnforce: a warning in slurmctld's log.
+cat > "$dir/trainfit.conf" <<CONF
+action = reject
+gpus_per_node = 8
+audit_log = $dir/audit.jsonl
+partition.strict.require_annotation = true
+partition.mixed.action = resize
+partition.mixed.resize_max_gpus = 64
+exempt_accounts = ops
+CONF
+cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
+: > "$dir/empty-plugstack.conf"
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-nospank.conf"
+chmod -R a+rX "$dir"
+
+# ---- Point 5: the Default=YES partition's rules for a job without -p ----
+# Slurm's own answer first: a job without -p runs in strict.
+out=$(nospank sbatch -H --parsable --gpus=h100:8 --comment="trainfit: model=llama3-8b zero=3" --wrap true 2>&1); rc=$?
+job=$(tail -1 <<<"$out")
+[[ $rc -eq 0 && $(field Partition "$job") == strict ]] && ok "Slurm runs a job without -p in strict (Default=YES)"   || fail "Slurm's default partition" "rc=$rc" "$out" "$(field Partition "$job")"
+scancel "$job" 2>/dev/null
+want="partition strict requires an LLM training annotation"
+each "no -p, no annotation: refused by strict's require_annotation (slurm.conf's default)" refused_with "" --gpus=h100:8
+each "no -p, annotated: accepted" accepted "model=llama3-8b zero=3" --gpus=h100:8
+
+# ---- Point 6: untyped GPUs are the partition's nodes' GPUs ----
+fits_job="model=llama3-8b zero=3 seq=8192 recompute=full"
+tight_job="model=llama3-8b zero=3 seq=4096"
+cli_min() {  # cli_min "model=M seq=S ..." GPU: trainfit min-gpus on that GPU, 8 per node
+  local args=() kv
+  for kv in $1; do args+=("--${kv%%=*}" "${kv#*=}"); done
+  "$trainfit" min-gpus "${args[@]}" --gpu "$2" --gpus-per-node 8 2>/dev/null
+}
+min_fit_a100=$(cli_min "$fits_job" a100-40gb)
+min_tight_a100=$(cli_min "$tight_job" a100-40gb)
+min_tight_h100=$(cli_min "$tight_job" h100)
+if (( min_fit_a100 <= 8 && min_tight_h100 <= 8 && min_tight_a100 > 8 )); then
+  ok "CLI: $fits_job fits 8 x A100 40GB ($min_fit_a100); $tight_job fits 8 x H100 ($min_tight_h100), not 8 x A100 40GB ($min_tight_a100)"
+else
+  fail "the CLI's figures do not suit this test" "$min_fit_a100 $min_tight_h100 $min_tight_a100"
+fi
+each "-p aonly --gpus=8 ($fits_job): accepted as A100 40GB" accepted "$fits_job" -p aonly --gpus=8
+want="on 8 x A100-40GB"
+each "-p aonly --gpus=8 ($tight_job): refused as A100 40GB (min_gpus_to_fit=$min_tight_a100)" refused_with "$tight_job" -p aonly --gpus=8
+want="min_gpus_to_fit=$min_tight_a100"
+each "-p aonly --gpus=8: the refusal's min_gpus_to_fit is the CLI's on A100 40GB" refused_with "$tight_job" -p aonly --gpus=8
+want="on 8 x A100-40GB"
+each "-p both --gpus=8 (A100 and H100 nodes): judged as the smaller, refused" refused_with "$tight_job" -p both --gpus=8
+each "-p both --constraint=h100 --gpus=8: judged as H100, accepted" accepted "$tight_job" -p both --constraint=h100 --gpus=8
+each "-p both --constraint='a100|h100' --gpus=8: both types, refused" refused_with "$tight_job" -p both "--constraint=a100|h100" --gpus=8
+# Slurm's own answer: the accepted --constraint=h100 job runs only on H100 nodes.
+submit root nospank "$tight_job" -p both --constraint=h100 --gpus=8
+[[ -n $job && $(field Features "$job") == h100 ]] && ok "Slurm keeps the job's Features=h100 (its nodes are h1, h2)" || fail "Features" "$out"
+[[ -n $job ]] && scancel "$job"
+want="partition cpu has no nodes with GPUs"
+each "-p cpu --gpus=4 annotated: refused, the partition has no GPU nodes" refused_with "$fits_job" -p cpu --gpus=4
+# Slurm's own answer, unheld (a held job, -H, is queued unchecked and never starts).
+out=$(nospank sbatch -p cpu --gpus=4 --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $out == *"Requested node configuration is not available"* ]] \
+  && ok "Slurm itself refuses GPUs in cpu (unheld): Requested node configuration is not available" || fail "Slurm cpu GPUs" "$out"
+
+# ---- Point 8: resizes count the partition's GPU nodes ----
+big="model=llama3-70b seq=8192 zero=3 recompute=full"
+min_big=$(cli_min "$big" h100)
+(( min_big > 16 )) && ok "CLI: $big needs $min_big x H100 (more than mixed's 16)" || fail "CLI big" "$min_big"
+nodes_big=$(( (min_big + 7) / 8 ))
+want="but partition mixed has 2 GPU nodes with h100 (16 GPUs)"
+each "-p mixed resize to $min_big: refused with the partition's GPU nodes" refused_with "$big" -p mixed --gpus=h100:8
+# What Slurm says of the shape the resize would have asked for (unheld: Slurm checks it then).
+out=$(nospank sbatch -p mixed -N "$nodes_big" --gpus=h100:$((nodes_big * 8)) --wrap true 2>&1); rc=$?
+[[ $rc -ne 0 && $out == *"Requested node configuration is not available"* ]] \
+  && ok "Slurm refuses that shape itself (-N $nodes_big --gpus=h100:$((nodes_big * 8))): Requested node configuration is not available" \
+  || fail "Slurm's refusal of the shape" "rc=$rc" "$out"
+min_small=$(cli_min "$tight_job" h100)
+want="resized from 2 to $min_small"
+resized() { [[ $rc -eq 0 && -n $job && $out == *"$want"* ]]; }
+each "-p mixed --gpus=h100:2 ($tight_job): resized to $min_small (CLI), within its 2 GPU nodes" resized "$tight_job" -p mixed --gpus=h100:2
+
+# ---- Point 15: exempt_accounts without AccountingStorageEnforce, in slurmctld's log ----
+grep -q "exempt_accounts: slurm.conf's AccountingStorageEnforce is not set" "$dir/log/slurmctld.log" \
+  && ok "slurmctld's log warns: exempt_accounts without AccountingStorageEnforce" || fail "enforce warning" "$(grep trainfit "$dir/log/slurmctld.log" | tail -5)"
+out=$("$trainfit" check-config --slurm-conf "$dir/slurm.conf" "$dir/trainfit.conf" 2>/dev/null); rc=$?
+[[ $out == *"warning: exempt_accounts: slurm.conf's AccountingStorageEnforce is not set"* ]] \
+  && ok "check-config warns the same on the cluster's files" || fail "check-config enforce" "rc=$rc" "$out"
+# default_gpu (h100) is on none of aonly's nodes: a problem (exit 2), one line.
+[[ $rc -eq 2 && $out == *"default_gpu: 'h100' is a GPU none of partition aonly's nodes has (slurm.conf: a100-40gb)"* ]] \
+  && ok "check-config: default_gpu h100 is on none of aonly's nodes (exit 2)" || fail "check-config default_gpu" "rc=$rc" "$out"
+grep -q "default_gpu: 'h100' is a GPU none of partition aonly's nodes has" "$dir/log/slurmctld.log" \
+  && ok "slurmctld's log says so too" || fail "log default_gpu" "$(grep trainfit "$dir/log/slurmctld.log" | tail -5)"
+
+# ---- Point 9: an srun step honours exempt_users (the policy assembled as slurmctld's) ----
+cluster_stop "$dir"
+unset CLUSTER_NODES_CONF
+cat > "$dir/trainfit.conf" <<CONF
+action = reject
+gpus_per_node = 64
+audit_log = $dir/audit.jsonl
+exempt_users = $user
+CONF
+cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
+chmod -R a+rX "$dir"
+min64=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
+step() { timeout 120 salloc -n 4 --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 \
+  srun --llm-model=llama3-70b --llm-seq=8192 --llm-zero=3 --llm-recompute=full echo step-ran 2>&1; }
+out=$(step); rc=$?
+[[ $rc -ne 0 && $out != *step-ran* && $out == *"min_gpus_to_fit=$min64"*"step refused"* ]] \
+  && ok "root (not exempt): the srun step predicted to OOM is refused" || fail "root step" "rc=$rc" "$out"
+out=$(cd /tmp && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" bash -c "$(declare -f step); step"); rc=$?
+[[ $rc -eq 0 && $out == *step-ran* ]] && ok "$user (exempt_users): the same srun step runs" || fail "exempt step" "rc=$rc" "$out"
