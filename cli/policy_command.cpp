@@ -75,9 +75,11 @@ Result<Site> load_site(const po::variables_map& vm) {
   site.partition = vm.count("partition") ? vm["partition"].as<std::string>() : "";
   Result<std::string> text = read_regular_file(site.conf, admission::kMaxConfBytes);
   if (!text) return file_problem("conf", site.conf, text.error().code, text.error().reason);
-  Result<admission::Policy> policy = admission::parse_policy(text.value());
-  if (!policy) return make_error(policy.error().code, "conf", site.conf + ": " + policy.error().message);
-  site.policy = std::move(policy).value();
+  // As slurmctld applies it: with slurm.conf's facts (the partition's GPU types, its default).
+  Result<admission::AssembledPolicy> assembled = admission::assemble_policy(
+      text.value(), read_regular_file(admission::slurm_conf_path(), admission::kMaxConfBytes), admission::passwd_uid);
+  if (!assembled) return make_error(assembled.error().code, "conf", site.conf + ": " + assembled.error().message);
+  site.policy = std::move(assembled->policy);
   if (!site.partition.empty() && site.policy->partitions.count(site.partition) == 0 &&
       site.partition != site.policy->default_partition) {
     std::cerr << "trainfit: note: " << site.conf << " has no partition." << site.partition

@@ -168,7 +168,14 @@ TEST(PartitionGpus, AssemblyReportsWhatDisagrees) {
   EXPECT_NE(a.warnings[0].message.find("AccountingStorageEnforce is not set"), std::string::npos);
   EXPECT_TRUE(assembled("exempt_accounts = ops\n", "AccountingStorageEnforce=associations\n").warnings.empty());
   EXPECT_EQ(assembled("exempt_accounts = ops\n", "AccountingStorageEnforce=nojobs\n").warnings.size(), 1u);
-  EXPECT_TRUE(assembled("exempt_qos = fast\n", "").warnings.empty());
+  // exempt_qos: only AccountingStorageEnforce=qos (or all) checks a job's QOS (slurm.conf.5).
+  const AssembledPolicy qos = assembled("exempt_qos = fast\n", "AccountingStorageEnforce=associations,limits\n");
+  ASSERT_EQ(qos.warnings.size(), 1u);
+  EXPECT_EQ(qos.warnings[0].field, "exempt_qos");
+  for (const char* enforce : {"associations,qos", "all", "QOS"}) {
+    EXPECT_TRUE(assembled("exempt_qos = fast\n", std::string("AccountingStorageEnforce=") + enforce + "\n").warnings.empty())
+        << enforce;
+  }
   // The exempt users and operators are resolved in the same pass.
   const AssembledPolicy users = assembled("exempt_users = 1234,nobody-here\noperators = 99\n", "");
   EXPECT_EQ(users.policy.defaults.exempt_uids.count(1234u), 1u);

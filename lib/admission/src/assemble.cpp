@@ -81,12 +81,17 @@ void check_gpus(const Policy& policy, std::vector<Error>* problems) {
   }
 }
 
-bool any_exempt_accounts(const Policy& policy) {
-  if (!policy.defaults.exempt_accounts.empty()) return true;
+bool any_exempt(const Policy& policy, std::set<std::string> PartitionPolicy::*exempt) {
+  if (!(policy.defaults.*exempt).empty()) return true;
   for (const auto& [name, rules] : policy.partitions) {
-    if (!rules.exempt_accounts.empty()) return true;
+    if (!(rules.*exempt).empty()) return true;
   }
   return false;
+}
+
+std::string enforce_text(const SlurmConf& slurm) {
+  return "slurm.conf's AccountingStorageEnforce" +
+         (slurm.accounting_enforce.empty() ? std::string(" is not set") : "='" + slurm.accounting_enforce + "'");
 }
 
 }  // namespace
@@ -107,13 +112,17 @@ Result<AssembledPolicy> assemble_policy(const std::string& conf_text, const Resu
   add_partitions(slurm, out.policy);
   add_default_partition(slurm, out.policy, &out.problems);
   check_gpus(out.policy, &out.problems);
-  if (any_exempt_accounts(out.policy) && !slurm.accounts_enforced) {
+  if (any_exempt(out.policy, &PartitionPolicy::exempt_accounts) && !slurm.accounts_enforced) {
     out.warnings.push_back(conf_mismatch(
-        "exempt_accounts", "slurm.conf's AccountingStorageEnforce" +
-                               (slurm.accounting_enforce.empty() ? std::string(" is not set")
-                                                                 : "='" + slurm.accounting_enforce + "'") +
+        "exempt_accounts", enforce_text(slurm) +
                                ": Slurm does not check a job's account, so any user can claim an exempt one with -A; "
                                "set AccountingStorageEnforce=associations (or limits, qos, safe)"));
+  }
+  if (any_exempt(out.policy, &PartitionPolicy::exempt_qos) && !slurm.qos_enforced) {
+    out.warnings.push_back(conf_mismatch(
+        "exempt_qos", enforce_text(slurm) +
+                          ": Slurm does not check a job's QOS against its association, so any user can claim an "
+                          "exempt one with -q; set AccountingStorageEnforce=qos (with associations)"));
   }
   return out;
 }

@@ -188,13 +188,18 @@ std::vector<SlurmPartition> partitions_of(const std::vector<std::string>& lines,
 // AccountingStorageEnforce's words that check a job's account (read_config.c,
 // _validate_accounting_storage_enforce; doc/man/man5/slurm.conf.5: "If limits, qos, or
 // wckeys are set, associations will automatically be set", safe sets limits too).
-bool enforces_accounts(const std::string& value) {
-  static const std::set<std::string> kWords = {"1", "2", "associations", "limits", "qos", "safe", "wckeys", "all"};
+bool enforces_any(const std::string& value, const std::set<std::string>& words) {
   for (const std::string& word : split(value, ',')) {
-    if (kWords.count(lower(trim(word))) > 0) return true;
+    if (words.count(lower(trim(word))) > 0) return true;
   }
   return false;
 }
+bool enforces_accounts(const std::string& value) {
+  return enforces_any(value, {"1", "2", "associations", "limits", "qos", "safe", "wckeys", "all"});
+}
+// Only "qos" (and "all") make slurmctld refuse a QOS the job's association does not allow
+// (slurm.conf.5: "qos - This will require all jobs to specify ... a valid qos").
+bool enforces_qos(const std::string& value) { return enforces_any(value, {"qos", "all"}); }
 
 }  // namespace
 
@@ -216,6 +221,7 @@ SlurmConf read_slurm_conf(const std::string& text) {
     }
   }
   conf.accounts_enforced = enforces_accounts(conf.accounting_enforce);
+  conf.qos_enforced = enforces_qos(conf.accounting_enforce);
   return conf;
 }
 

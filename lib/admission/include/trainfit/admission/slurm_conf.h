@@ -39,6 +39,7 @@ struct SlurmConf {
   // wckeys and all each set ACCOUNTING_ENFORCE_ASSOCS).
   std::string accounting_enforce;
   bool accounts_enforced = false;
+  bool qos_enforced = false;  // "qos" or "all": a job's QOS is checked against its association
 };
 TRAINFIT_API SlurmConf read_slurm_conf(const std::string& text);
 // $SLURM_CONF, else /etc/slurm/slurm.conf.
