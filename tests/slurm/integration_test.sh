@@ -725,13 +725,14 @@ for who in root "$user"; do
   out=$(with_badcat "$who" timeout 60 salloc -n1 --gpus=h100:1 srun echo step-ran 2>&1); rc=$?
   [[ $rc -eq 0 && $out == *step-ran* && $out != *catalog* ]] \
     && ok "$who, broken catalog file: a plain salloc and its srun step run" || fail "$who broken catalog: plain salloc" "rc=$rc" "$out"
-  for command in "sbatch -H --wrap true" "timeout 60 salloc true"; do
-    # shellcheck disable=SC2086
-    out=$(with_badcat "$who" $command --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 2>&1); rc=$?
+  for command in sbatch salloc; do
+    llm=(--gpus=h100:8 --llm-model=llama3-8b --llm-zero=3)
+    if [[ $command == sbatch ]]; then out=$(with_badcat "$who" sbatch -H "${llm[@]}" --wrap true 2>&1); rc=$?
+    else out=$(with_badcat "$who" timeout 60 salloc "${llm[@]}" true 2>&1); rc=$?; fi
     [[ $rc -ne 0 && $(grep -c "catalog" <<<"$out") -eq 1 && \
        $out == *"trainfit: site catalog $badcat/gpus.d/20-broken.json:1: "*"capacity_bytes"*"--llm-* options cannot be checked"* ]] \
-      && ok "$who, broken catalog file: ${command%% *} with --llm-* options refused with the file's error on one line" \
-      || fail "$who broken catalog: ${command%% *} --llm" "rc=$rc" "$out"
+      && ok "$who, broken catalog file: $command with --llm-* options refused with the file's error on one line" \
+      || fail "$who broken catalog: $command --llm" "rc=$rc" "$out"
   done
   out=$(with_badcat "$who" timeout 60 salloc -n1 --gpus=h100:1 srun --llm-model=llama3-8b echo step-ran 2>&1); rc=$?
   [[ $rc -ne 0 && $out != *step-ran* && $(grep -c "catalog" <<<"$out") -eq 1 && $out == *"20-broken.json:1: "*"step refused"* ]] \
