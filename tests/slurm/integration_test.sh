@@ -698,12 +698,14 @@ out=$(SLURM_CONF=$dir/slurm-badep.conf sbatch --gpus=h100:8 --wrap true 2>&1); r
 long_error_pid=$!
 for _ in $(seq 50); do [[ -s $dir/long-error.port ]] && break; sleep 0.1; done
 with_spank long "endpoint=http://127.0.0.1:$(cat "$dir/long-error.port")"
-out=$(SLURM_CONF=$dir/slurm-long.conf sbatch --gpus=h100:8 --llm-model=llama3-8b --wrap true 2>&1); rc=$?
-line=$(grep "invalid annotation" <<<"$out")
-[[ $rc -ne 0 && $(grep -c "invalid annotation" <<<"$out") -eq 1 && ${#line} -lt 1200 && $line == *"eeee... [cut: 204800 bytes]" && \
-   ${#out} -lt 2000 && $out != *"forged line"* ]] \
-  && ok "endpoint=: a 200 KiB error from the endpoint is one line of ${#line} bytes, cut, saying its size" \
-  || fail "endpoint long error" "rc=$rc, ${#out} bytes" "$(head -c 600 <<<"$out")"
+for who in root "$user"; do
+  out=$(as_who "$who" env SLURM_CONF="$dir/slurm-long.conf" sbatch --gpus=h100:8 --llm-model=llama3-8b --wrap true 2>&1); rc=$?
+  line=$(grep "invalid annotation" <<<"$out")
+  [[ $rc -ne 0 && $(grep -c "invalid annotation" <<<"$out") -eq 1 && ${#line} -lt 1200 && $line == *"eeee... [cut: 204800 bytes]" && \
+     ${#out} -lt 2000 && $out != *"forged line"* ]] \
+    && ok "$who, endpoint=: a 200 KiB error from the endpoint is one line of ${#line} bytes, cut, saying its size" \
+    || fail "$who endpoint long error" "rc=$rc, ${#out} bytes" "$(head -c 600 <<<"$out")"
+done
 kill "$long_error_pid" 2>/dev/null
 
 # ---- 15b. A broken site catalog file fails only the submissions with --llm-* options ----
