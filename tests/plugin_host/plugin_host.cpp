@@ -1026,6 +1026,53 @@ void spank_hostile_values() {
   std::printf("  spank_hostile: %d option callbacks with hostile values\n", calls);
 }
 
+// A broken site catalog file (issue 34, point 10): sbatch's init never reads the catalogs, so a
+// submission without --llm-* options passes; one with them is refused naming the file.
+void spank_broken_catalog() {
+  const std::string dir = scenario_dir("spank_broken_catalog");
+  use_conf(dir, "");
+  mkdir((dir + "/catalogs").c_str(), 0755);
+  mkdir((dir + "/catalogs/gpus.d").c_str(), 0755);
+  write_file(dir + "/catalogs/gpus.d/20-broken.json", R"({"gpus": [{"name": "broken-gpu", "capacity_bytes": "lots"}]})");
+  setenv("TRAINFIT_CATALOG_DIR", (dir + "/catalogs").c_str(), 1);
+  Spank s = load_spank();
+  Args args({"default_gpu=h100"}), none({});
+  spank_handle plain;
+  shim::clear_logs();
+  CHECK(spank_init(s, plain, S_CTX_ALLOCATOR, args) == 0, "init failed on a broken catalog file");
+  CHECK(s.post_opt(&plain, 0, none.argv()) == 0, "a submission without --llm-* options refused");
+  CHECK(!shim::logged("catalog"), "the catalogs were read for a submission without --llm-* options");
+  s.exit(&plain, 0, none.argv());
+  spank_handle annotated;
+  CHECK(spank_init(s, annotated, S_CTX_ALLOCATOR, args) == 0, "init");
+  CHECK(give_option(annotated, "llm-model", "llama3-8b") == 0, "--llm-model");
+  CHECK(s.post_opt(&annotated, 0, none.argv()) == -1, "a submission with --llm-* options accepted on a broken catalog");
+  CHECK(shim::logged("trainfit: site catalog " + dir + "/catalogs/gpus.d/20-broken.json:1: "),
+        "the refusal does not name the broken file");
+  check_logs_clean("broken catalog");
+  s.exit(&annotated, 0, none.argv());
+}
+
+// sbatch inside an annotated job (issue 34, point 7): init removes what the enclosing sbatch
+// exported (src/sbatch/sbatch.c _set_spank_env, src/common/plugstack.c _option_setenv at
+// slurm-22-05-8-1) before Slurm reads options from the environment; other plugins' stay.
+void spank_inherited_options() {
+  const std::vector<std::string> inherited = {
+      "SLURM_SPANK__SLURM_SPANK_OPTION_trainfit_llm_model", "SLURM_SPANK__SLURM_SPANK_OPTION_trainfit_llm_hf_config",
+      "_SLURM_SPANK_OPTION_trainfit_llm_seq", "SLURM_SPANK_TRAINFIT_GEOMETRY", "SLURM_SPANK_TRAINFIT_CONFIG"};
+  const std::vector<std::string> kept = {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image", "TRAINFIT_GEOMETRY_NOTE",
+                                         "SLURM_SPANK_OTHER", "SLURM_JOB_ID"};
+  for (const std::string& name : inherited) setenv(name.c_str(), "x", 1);
+  for (const std::string& name : kept) setenv(name.c_str(), "x", 1);
+  Spank s = load_spank();
+  spank_handle h;
+  Args args({"default_gpu=h100"}), none({});
+  CHECK(spank_init(s, h, S_CTX_ALLOCATOR, args) == 0, "init");
+  for (const std::string& name : inherited) CHECK(std::getenv(name.c_str()) == nullptr, "%s kept", name.c_str());
+  for (const std::string& name : kept) CHECK(std::getenv(name.c_str()) != nullptr, "%s removed", name.c_str());
+  s.exit(&h, 0, none.argv());
+}
+
 void spank_bad_plugstack() {
   const std::vector<std::vector<std::string>> bad = {
       {"nosuchkey=1"}, {"endpoint=not a url"}, {"endpoint_timeout_ms=1e999"},
@@ -1235,6 +1282,8 @@ int main(int argc, char** argv) {
   failed += run_scenario("spank: sbatch, refused values", spank_allocator_refusals);
   failed += run_scenario("spank: hostile values in every option", spank_hostile_values);
   failed += run_scenario("spank: bad plugstack.conf arguments", spank_bad_plugstack);
+  failed += run_scenario("spank: a broken site catalog fails only --llm-* submissions", spank_broken_catalog);
+  failed += run_scenario("spank: sbatch drops the enclosing job's trainfit options", spank_inherited_options);
   failed += run_scenario("spank: srun step that fits", [] { spank_srun_step(false, false); });
   failed += run_scenario("spank: srun step that does not fit", [] { spank_srun_step(true, false); });
   failed += run_scenario("spank: srun step, hostile environment", [] { spank_srun_step(true, true); });
