@@ -70,7 +70,7 @@ RemoteRun estimate_remotely(const remote::Settings& settings, const Request& req
   }
   const remote::Outcome outcome = remote::post_estimate(settings, body);
   if (outcome.answer && outcome.answer->status == 400) {
-    std::cerr << "trainfit: " << error_from_json(outcome.answer->body)->message << "\n";
+    std::cerr << "trainfit: " << remote::answer_error(*outcome.answer).message << "\n";
     *exit_code = 2;
     return RemoteRun::kPrinted;
   }

@@ -163,6 +163,16 @@ for _ in $(seq 50); do [[ -s $tmp/big.port ]] && break; sleep 0.1; done
 run big "${oom[@]}" --endpoint "http://127.0.0.1:$(cat "$tmp/big.port")"
 check 'grep -q "(answer over 4194304 bytes, transfer aborted); computed locally" $tmp/big.err' "size cap: $(cat "$tmp/big.err")"
 
+# 5b. A hostile endpoint's 400 carries a 200 KiB error message with a line break in it: the
+# user sees one line, cut at 1024 bytes, with the message's size; no forged second line.
+py "$(dirname "$0")/endpoint_long_error.py" 204800 >"$tmp/long.port" &
+pids+=($!)
+for _ in $(seq 50); do [[ -s $tmp/long.port ]] && break; sleep 0.1; done
+run long "${oom[@]}" --endpoint "http://127.0.0.1:$(cat "$tmp/long.port")"
+check '[[ $(cat $tmp/long.rc) == 2 && $(wc -l <$tmp/long.err) == 1 && $(wc -c <$tmp/long.err) -lt 1200 ]] &&
+       grep -q "^trainfit: eeee*\.\.\. \[cut: 204800 bytes\]$" $tmp/long.err' \
+  "long error: rc $(cat "$tmp/long.rc"), $(wc -l <"$tmp/long.err") lines, $(wc -c <"$tmp/long.err") bytes: $(head -c 300 "$tmp/long.err")"
+
 # 6. TLS through haproxy, with a CA made here: verified with --cacert, refused without.
 cd "$tmp"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=trainfit test CA" 2>/dev/null

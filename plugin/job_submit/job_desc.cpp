@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "slurm_compat.h"
 #include "slurm_host.h"
+#include "trainfit/admission/spank_env.h"
 
 namespace trainfit::plugin {
 namespace {
@@ -61,9 +63,13 @@ std::string without_gpus(const char* text) {
 }
 
 // Only trainfit's entries are copied: the job's environment may be large.
+bool starts_with(const char* entry, std::string_view prefix) {
+  return std::strncmp(entry, prefix.data(), prefix.size()) == 0;
+}
+bool is_variable(const char* entry, std::string_view name) { return starts_with(entry, name) && entry[name.size()] == '='; }
 bool ours(const char* entry) {
-  return std::strncmp(entry, "_SLURM_SPANK_OPTION_trainfit_", 29) == 0 || std::strncmp(entry, "TRAINFIT_GEOMETRY=", 18) == 0 ||
-         std::strncmp(entry, "TRAINFIT_CONFIG=", 16) == 0;  // --llm-config's fields
+  return starts_with(entry, kSpankOptionPrefix) || is_variable(entry, kGeometryVariable) ||
+         is_variable(entry, kConfigVariable);
 }
 
 // Whether an update touches a field the job's GPU count is computed from (total_gpus): a GPU

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "contexts.h"
+#include "inherited.h"
 #include "options.h"
 #include "plugstack_args.h"
 #include "say.h"
@@ -12,16 +13,18 @@
 #include "state.h"
 #include "submission.h"
 #include "trainfit/admission.h"
+#include "trainfit/admission/spank_env.h"
 
 namespace trainfit::spank {
 namespace {
 
 using admission::Annotation;
 
+// Fails only on plugstack.conf's own words: the catalogs are read for --llm-* jobs alone.
 int init(spank_t sp, int ac, char** av) {
+  drop_inherited_annotation();  // before Slurm reads options from the environment
   Result<bool> read = take_plugstack_args(ac, av, /*endpoint_used=*/true, &state().settings);
   if (!read) return refused(read.error().message);
-  if (!catalog_default_gpu()) return -1;  // said as the catalogs were read
   Result<bool> registered = register_options(sp);
   return registered ? 0 : refused(registered.error().message);
 }
@@ -40,7 +43,7 @@ Request probe_of(const Annotation& annotation, const std::string& default_gpu) {
 int attach_file_fields(spank_t sp, const std::vector<std::string>& env) {
   for (const std::string& entry : env) {
     const std::string name = entry.substr(0, entry.find('='));
-    if (name != "TRAINFIT_GEOMETRY" && name != "TRAINFIT_CONFIG") continue;
+    if (name != admission::kGeometryVariable && name != admission::kConfigVariable) continue;
     if (spank_job_control_setenv(sp, name.c_str(), entry.substr(name.size() + 1).c_str(), 1) != ESPANK_SUCCESS) {
       return refused("trainfit: could not attach " + name + " to the job");
     }
@@ -51,7 +54,7 @@ int attach_file_fields(spank_t sp, const std::vector<std::string>& env) {
 int init_post_opt(spank_t sp) {
   if (state().given.empty()) return 0;
   const Result<std::string>& default_gpu = catalog_default_gpu();
-  if (!default_gpu) return -1;
+  if (!default_gpu) return refused(default_gpu.error().message);
   Result<std::vector<std::string>> env = job_env();
   if (!env) return refused("trainfit: " + env.error().message);
   Annotation annotation;

@@ -54,7 +54,7 @@ Result<bool> check_probe(const remote::Settings& settings, const Request& probe,
   const remote::Outcome outcome = remote::post_estimate(settings, body);
   if (outcome.answer) {
     if (report) say("trainfit: checked by " + outcome.answer->endpoint);
-    if (outcome.answer->status == 400) return unless_about_num_gpus(*error_from_json(outcome.answer->body));
+    if (outcome.answer->status == 400) return unless_about_num_gpus(remote::answer_error(*outcome.answer));
     return true;
   }
   const std::string down = "no endpoint answered: " + remote::describe(outcome.failures) + "; ";
@@ -80,7 +80,7 @@ Result<Response> ServiceEstimator::predict(const Request& request, double headro
   const remote::Outcome outcome = remote::post_estimate(settings_, body);
   if (outcome.answer) {
     if (report_) say("trainfit: step checked by " + outcome.answer->endpoint);
-    if (outcome.answer->status == 400) return *error_from_json(outcome.answer->body);
+    if (outcome.answer->status == 400) return remote::answer_error(*outcome.answer);
     return response_from_json(outcome.answer->body);
   }
   const std::string down = "trainfit: no endpoint answered: " + remote::describe(outcome.failures);

@@ -141,7 +141,7 @@ int local_user_init(spank_t sp) {
   keep_own_options(sp, &s.given);  // a step is judged on its own options
   if (s.given.empty()) return 0;
   const Result<std::string>& default_gpu = catalog_default_gpu();
-  if (!default_gpu) return -1;
+  if (!default_gpu) return refused(default_gpu.error().message + "; step refused");
   Result<std::vector<std::string>> env = job_env();
   if (!env) return refused("trainfit: " + env.error().message);
   const Job job = step_job(sp, env.value());

@@ -1,6 +1,5 @@
 #include "site_catalogs.h"
 
-#include "say.h"
 #include "state.h"
 #include "trainfit/admission/catalog_dir.h"
 #include "trainfit/catalog.h"
@@ -8,17 +7,22 @@
 namespace trainfit::spank {
 namespace {
 
+// "FILE:LINE: reason" first, then how many more: one line however many files are broken.
+Error catalog_problem(const CatalogSet& set, const std::string& dir) {
+  const Error& first = set.problems.front();
+  const size_t more = set.problems.size() - 1;
+  const std::string others = more == 0 ? "" : " (and " + std::to_string(more) + " more in " + dir + ")";
+  return make_error(first.code, first.field,
+                    "trainfit: site catalog " + first.message + others + "; --llm-* options cannot be checked until it is fixed");
+}
+
 Result<std::string> read_catalogs(const Settings& settings) {
   bool named = false;
   const std::string dir = admission::catalog_dir(settings.catalog_dir, &named);
   const CatalogSet set = admission::load_site_catalogs(dir, named);
-  for (const Error& problem : set.problems) say_error("spank_trainfit: site catalog: " + problem.message);
-  if (!set.problems.empty()) say_error("spank_trainfit: site catalogs in " + dir + " not valid; using the built-in catalogs");
+  if (!set.problems.empty()) return catalog_problem(set, dir);
   Result<const GpuSpec*> gpu = find_gpu(settings.default_gpu);
-  if (!gpu) {
-    say_error("spank_trainfit: plugstack.conf: " + gpu.error().message);
-    return gpu.error();
-  }
+  if (!gpu) return make_error(gpu.error().code, "default_gpu", "spank_trainfit: plugstack.conf: " + gpu.error().message);
   return gpu.value()->name;
 }
 

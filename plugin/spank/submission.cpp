@@ -8,6 +8,7 @@
 #include "say.h"
 #include "state.h"
 #include "trainfit/admission.h"
+#include "trainfit/admission/spank_env.h"
 #include "trainfit/config_file.h"  // kMaxConfigFileBytes; the reading is trainfit_config_reader.so's
 #include "trainfit/util/file.h"
 
@@ -78,12 +79,12 @@ Result<std::vector<std::string>> job_env() {
   if (const std::string* path = given_value(OptionRole::kHfConfig)) {
     const Result<Request>& geometry = hf_geometry(*path);
     if (!geometry) return geometry.error();
-    env.push_back("TRAINFIT_GEOMETRY=" + to_key_values(geometry.value(), ','));
+    env.push_back(std::string(admission::kGeometryVariable) + "=" + to_key_values(geometry.value(), ','));
   }
   if (const std::string* path = given_value(OptionRole::kConfig)) {
     const Result<ConfigFields>& file = config_file(*path);
     if (!file) return file.error();
-    env.push_back("TRAINFIT_CONFIG=" + file->fields);
+    env.push_back(std::string(admission::kConfigVariable) + "=" + file->fields);
   }
   for (const GivenOption& given : state().given) {
     env.push_back(admission::spank_env_name(option_table()[given.row].spec->option) + "=" + given.value);

@@ -1026,11 +1026,58 @@ void spank_hostile_values() {
   std::printf("  spank_hostile: %d option callbacks with hostile values\n", calls);
 }
 
+// A broken site catalog file (issue 34, point 10): sbatch's init never reads the catalogs, so a
+// submission without --llm-* options passes; one with them is refused naming the file.
+void spank_broken_catalog() {
+  const std::string dir = scenario_dir("spank_broken_catalog");
+  use_conf(dir, "");
+  mkdir((dir + "/catalogs").c_str(), 0755);
+  mkdir((dir + "/catalogs/gpus.d").c_str(), 0755);
+  write_file(dir + "/catalogs/gpus.d/20-broken.json", R"({"gpus": [{"name": "broken-gpu", "capacity_bytes": "lots"}]})");
+  setenv("TRAINFIT_CATALOG_DIR", (dir + "/catalogs").c_str(), 1);
+  Spank s = load_spank();
+  Args args({"default_gpu=h100"}), none({});
+  spank_handle plain;
+  shim::clear_logs();
+  CHECK(spank_init(s, plain, S_CTX_ALLOCATOR, args) == 0, "init failed on a broken catalog file");
+  CHECK(s.post_opt(&plain, 0, none.argv()) == 0, "a submission without --llm-* options refused");
+  CHECK(!shim::logged("catalog"), "the catalogs were read for a submission without --llm-* options");
+  s.exit(&plain, 0, none.argv());
+  spank_handle annotated;
+  CHECK(spank_init(s, annotated, S_CTX_ALLOCATOR, args) == 0, "init");
+  CHECK(give_option(annotated, "llm-model", "llama3-8b") == 0, "--llm-model");
+  CHECK(s.post_opt(&annotated, 0, none.argv()) == -1, "a submission with --llm-* options accepted on a broken catalog");
+  CHECK(shim::logged("trainfit: site catalog " + dir + "/catalogs/gpus.d/20-broken.json:1: "),
+        "the refusal does not name the broken file");
+  check_logs_clean("broken catalog");
+  s.exit(&annotated, 0, none.argv());
+}
+
+// sbatch inside an annotated job (issue 34, point 7): init removes what the enclosing sbatch
+// exported (src/sbatch/sbatch.c _set_spank_env, src/common/plugstack.c _option_setenv at
+// slurm-22-05-8-1) before Slurm reads options from the environment; other plugins' stay.
+void spank_inherited_options() {
+  const std::vector<std::string> inherited = {
+      "SLURM_SPANK__SLURM_SPANK_OPTION_trainfit_llm_model", "SLURM_SPANK__SLURM_SPANK_OPTION_trainfit_llm_hf_config",
+      "_SLURM_SPANK_OPTION_trainfit_llm_seq", "SLURM_SPANK_TRAINFIT_GEOMETRY", "SLURM_SPANK_TRAINFIT_CONFIG"};
+  const std::vector<std::string> kept = {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image", "TRAINFIT_GEOMETRY_NOTE",
+                                         "SLURM_SPANK_OTHER", "SLURM_JOB_ID"};
+  for (const std::string& name : inherited) setenv(name.c_str(), "x", 1);
+  for (const std::string& name : kept) setenv(name.c_str(), "x", 1);
+  Spank s = load_spank();
+  spank_handle h;
+  Args args({"default_gpu=h100"}), none({});
+  CHECK(spank_init(s, h, S_CTX_ALLOCATOR, args) == 0, "init");
+  for (const std::string& name : inherited) CHECK(std::getenv(name.c_str()) == nullptr, "%s kept", name.c_str());
+  for (const std::string& name : kept) CHECK(std::getenv(name.c_str()) != nullptr, "%s removed", name.c_str());
+  s.exit(&h, 0, none.argv());
+}
+
 void spank_bad_plugstack() {
   const std::vector<std::vector<std::string>> bad = {
-      {"default_gpu=nosuchgpu"}, {"nosuchkey=1"}, {"endpoint=not a url"}, {"endpoint_timeout_ms=1e999"},
+      {"nosuchkey=1"}, {"endpoint=not a url"}, {"endpoint_timeout_ms=1e999"},
       {"endpoint_connect_timeout_ms=-1"}, {"endpoint_fallback=maybe"}, {std::string(100 * 1024, 'k') + "=1"},
-      {"default_gpu=\x1b[31m"}};
+  };
   for (const auto& words : bad) {
     Spank s = load_spank();  // dlopen again: the same handle, as Slurm would not do; init is what matters
     spank_handle h;
@@ -1039,6 +1086,22 @@ void spank_bad_plugstack() {
     CHECK(spank_init(s, h, S_CTX_ALLOCATOR, args) == -1, "plugstack args '%.40s' accepted", words[0].c_str());
     CHECK(shim::logged("spank_trainfit: plugstack.conf"), "plugstack args '%.40s': not named", words[0].c_str());
     check_logs_clean("plugstack");
+  }
+  // default_gpu= is checked against the site catalogs, which only a submission with --llm-*
+  // options reads (a broken catalog must not fail every sbatch): init takes it, the annotated
+  // submission's init_post_opt names it.
+  for (const std::string word : {"default_gpu=nosuchgpu", "default_gpu=\x1b[31m"}) {
+    Spank s = load_spank();
+    spank_handle h;
+    Args args({word}), none({});
+    s.exit(&h, 0, none.argv());  // a fresh state: the catalogs' answer is kept per process
+    shim::clear_logs();
+    CHECK(spank_init(s, h, S_CTX_ALLOCATOR, args) == 0, "plugstack args '%.40s' failed init", word.c_str());
+    CHECK(give_option(h, "llm-model", "llama3-8b") == 0, "--llm-model");
+    CHECK(s.post_opt(&h, 0, none.argv()) == -1, "plugstack args '%.40s' accepted with --llm-model", word.c_str());
+    CHECK(shim::logged("spank_trainfit: plugstack.conf"), "plugstack args '%.40s': not named", word.c_str());
+    check_logs_clean("plugstack");
+    s.exit(&h, 0, none.argv());
   }
   // Contexts the plugin does nothing in.
   Spank s = load_spank();
@@ -1219,6 +1282,8 @@ int main(int argc, char** argv) {
   failed += run_scenario("spank: sbatch, refused values", spank_allocator_refusals);
   failed += run_scenario("spank: hostile values in every option", spank_hostile_values);
   failed += run_scenario("spank: bad plugstack.conf arguments", spank_bad_plugstack);
+  failed += run_scenario("spank: a broken site catalog fails only --llm-* submissions", spank_broken_catalog);
+  failed += run_scenario("spank: sbatch drops the enclosing job's trainfit options", spank_inherited_options);
   failed += run_scenario("spank: srun step that fits", [] { spank_srun_step(false, false); });
   failed += run_scenario("spank: srun step that does not fit", [] { spank_srun_step(true, false); });
   failed += run_scenario("spank: srun step, hostile environment", [] { spank_srun_step(true, true); });

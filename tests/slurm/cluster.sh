@@ -3,7 +3,8 @@
 # munged, slurmctld and slurmd from Debian's packages, everything else in a temporary
 # directory, fake GPUs as empty device files (gres.conf File=, AutoDetect=off). Source it, then:
 #   cluster_start DIR PLUGIN_DIR [job_submit_plugins]   # "" = no job_submit plugin
-#                                  # PLUGIN_DIR "" = no PluginDir: Slurm's own (installed plugins)
+#                                  # PLUGIN_DIR "" = no PluginDir: Slurm's own (installed plugins);
+#                                  # else PLUGIN_DIR first, then Slurm's own (cluster_system_plugin_dir)
 #   cluster_stop DIR
 # It exports SLURM_CONF for the clients. Ports are derived from the PID so that
 # several clusters can coexist; TRAINFIT_CLUSTER_PORT_BASE (default 20000) moves the range
@@ -28,6 +29,20 @@ cluster_munge() {
 # The running Slurm's release as a number: 2405 for 24.05 ("slurm-wlm 24.11.5" -> 2411).
 cluster_release() { /usr/sbin/slurmctld -V | sed -n 's/^slurm[^ ]* \([0-9]*\)\.\([0-9]*\).*/\1\2/p'; }
 
+# Slurm's own plugins. PluginDir lists the build's folder FIRST: Slurm loads the first
+# DIR/NAME.so it finds along PluginDir (src/common/plugin.c plugin_load_and_link at
+# slurm-22-05-8-1), so the build is tested even where the trainfit-slurm package installed its
+# job_submit_trainfit.so in this folder. CLUSTER_SYSTEM_PLUGIN_DIR replaces the folder
+# (integration_test.sh: a copy with a decoy job_submit_trainfit.so in it).
+cluster_system_plugin_dir() { echo "${CLUSTER_SYSTEM_PLUGIN_DIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm}"; }
+
+# The job_submit_trainfit.so slurmctld has mapped (its /proc/PID/maps): which file it loaded.
+cluster_loaded_job_submit() {
+  local pid
+  pid=$(cat "$1/run/slurmctld.pid" 2>/dev/null) || return 1
+  awk '$6 ~ /\/job_submit_trainfit\.so$/ {print $6; exit}' "/proc/$pid/maps"
+}
+
 cluster_start() {
   local dir=$1 plugins=$2 job_submit=${3-trainfit}
   local port=$((${TRAINFIT_CLUSTER_PORT_BASE:-20000} + ($$ % 2000) * 4))
@@ -48,7 +63,7 @@ SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
-${plugins:+PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$plugins}
+${plugins:+PluginDir=$plugins:$(cluster_system_plugin_dir)}
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SchedulerType=${CLUSTER_SCHEDULER:-sched/builtin}

@@ -33,6 +33,7 @@ mount -t tmpfs -o size=64k,mode=0755 tmpfs "$dir/small" 2>/dev/null
 if [[ $(id -u) -ne 0 ]]; then echo "integration_test.sh: needs root (munged, slurmctld, slurmd)"; exit 1; fi
 id "$user" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$user"
 as_user() { runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" "$@"; }
+as_who() { local who=$1; shift; if [[ $who == root ]]; then "$@"; else as_user "$@"; fi; }  # as_who root|USER CMD...
 
 # trainfit.conf's reloads, as slurmctld's log shows them (the plugin's watcher thread looks
 # once a second and leaves a file changed less than a second ago for the next look).
@@ -64,7 +65,18 @@ CONF
 }
 write_conf
 nvml=nvidia_h100_80gb_hbm3
+# Slurm's plugin folder as links, with a decoy job_submit_trainfit.so in it (a copy of the
+# build's, as the trainfit-slurm package would install it): slurmctld must load the build's.
+sysplugins=$dir/system-plugins
+mkdir -p "$sysplugins"
+ln -s "$(cluster_system_plugin_dir)"/* "$sysplugins/"
+cp "$build/plugin/job_submit_trainfit.so" "$sysplugins/job_submit_trainfit.so"
+export CLUSTER_SYSTEM_PLUGIN_DIR=$sysplugins
 cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
+loaded=$(cluster_loaded_job_submit "$dir")
+[[ $loaded == "$build/plugin/job_submit_trainfit.so" ]] \
+  && ok "PluginDir: slurmctld loaded the build's job_submit_trainfit.so, not the one in Slurm's plugin folder" \
+  || fail "PluginDir order" "slurmctld mapped: ${loaded:-none}" "$(grep PluginDir "$dir/slurm.conf")"
 : > "$dir/empty-plugstack.conf"
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-nospank.conf"
 chmod -R a+rX "$dir"
@@ -484,6 +496,76 @@ out=$(cd "$dir" && as_user timeout 120 salloc -n 4 --gpus=h100:8 --llm-hf-config
   && ok "inside salloc --llm-*: srun steps without their own options run (file deleted after submitting)" \
   || fail "steps inherit the allocation's annotation" "rc=$rc" "$out"
 
+# ---- 13b. sbatch and salloc inside an annotated job: judged on their own options ----
+# (issue 34, point 7) sbatch/salloc export their --llm-* options to the job's environment
+# (SLURM_SPANK__SLURM_SPANK_OPTION_trainfit_*) and Slurm reads them back in any sbatch or
+# salloc run there. The parent (an salloc, then a batch job) is annotated with a relative
+# --llm-hf-config; each child submission inside it must get exactly the verdict the same
+# command gets from a clean shell, run as the same user from the same directories.
+inh=$dir/inherit
+mkdir -p "$inh/elsewhere"
+cp "$here/../fixtures/hf/llama-3-70b.config.json" "$inh/parent.json"
+parent=(--llm-hf-config=parent.json --llm-seq=8192 --llm-zero=3 --llm-recompute=full)
+parent_gpus=$("$trainfit" min-gpus --hf-config "$inh/parent.json" --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
+printf '#!/bin/bash\n#SBATCH --llm-model=llama3-70b\n#SBATCH --gpus=h100:32\ntrue\n' > "$inh/child32.sh"
+cat > "$inh/children.sh" <<CHILDREN
+#!/bin/bash
+# children.sh OUT: each child submission's output and exit code in OUT/NAME.{out,rc}
+out=\$1
+mkdir -p "\$out"
+run() { local name=\$1; shift; "\$@" >"\$out/\$name.out" 2>&1; echo \$? >"\$out/\$name.rc"; }
+run plain sbatch -H --parsable --gpus=h100:1 --wrap true
+run model32 sbatch -H --parsable --llm-model=llama3-70b --gpus=h100:32 --wrap true
+run script32 sbatch -H --parsable "$inh/child32.sh"
+run salloc timeout 60 salloc -n1 --gpus=h100:1 true
+cd "$inh/elsewhere" && run elsewhere sbatch -H --parsable --gpus=h100:1 --wrap true
+CHILDREN
+printf '#!/bin/bash\nbash %s "$1"\n' "$inh/children.sh" > "$inh/parent-job.sh"
+chmod -R a+rwX "$inh"
+children=(plain model32 script32 salloc elsewhere)
+# same_verdicts WHO WHERE: each child's exit code, and a refusal's text, as from the clean shell.
+same_verdicts() {
+  local who=$1 where=$2 name differ=""
+  for name in "${children[@]}"; do
+    local got=$inh/$who-$where/$name want=$inh/$who-clean/$name
+    if [[ ! -f $got.rc || $(cat "$got.rc") != "$(cat "$want.rc")" ]]; then differ+=" $name"; continue; fi
+    [[ $(cat "$want.rc") == 0 ]] || cmp -s "$got.out" "$want.out" || differ+=" $name"
+  done
+  for name in plain model32 script32 elsewhere; do  # the held jobs
+    [[ $(cat "$inh/$who-$where/$name.rc" 2>/dev/null) == 0 ]] && scontrol cancel "$(tail -1 "$inh/$who-$where/$name.out")" 2>/dev/null
+  done
+  if [[ -z $differ ]]; then ok "$who, inside an annotated $where: sbatch and salloc get the clean shell's verdicts (${children[*]})"
+  else
+    local lines=()
+    for name in $differ; do
+      lines+=("$name: rc $(cat "$inh/$who-$where/$name.rc" 2>/dev/null) vs clean $(cat "$inh/$who-clean/$name.rc"):" \
+              "$(head -c 400 "$inh/$who-$where/$name.out" 2>/dev/null)" "clean: $(head -c 400 "$inh/$who-clean/$name.out")")
+    done
+    fail "$who, inside an annotated $where: verdicts differ from the clean shell:$differ" "${lines[@]}"
+  fi
+}
+for who in root "$user"; do
+  (cd "$inh" && as_who "$who" bash "$inh/children.sh" "$inh/$who-clean")
+  for name in plain model32 script32 elsewhere; do
+    [[ $(cat "$inh/$who-clean/$name.rc") == 0 ]] && scontrol cancel "$(tail -1 "$inh/$who-clean/$name.out")" 2>/dev/null
+  done
+  # The clean shell's verdicts as the requests imply them: unannotated, accepted; llama3-70b at
+  # its defaults on 32 H100s, refused (the CLI's minimum is higher), in both spellings.
+  clean=$(for name in "${children[@]}"; do printf '%s=%s ' "$name" "$(cat "$inh/$who-clean/$name.rc")"; done)
+  [[ $clean == "plain=0 model32=1 script32=1 salloc=0 elsewhere=0 " ]] \
+    && ok "$who, clean shell: unannotated children accepted, llama3-70b on 32 GPUs refused" || fail "$who clean children" "$clean"
+  out=$(cd "$inh" && as_who "$who" timeout 180 salloc -n 4 --gpus=h100:"$parent_gpus" "${parent[@]}" \
+          bash "$inh/children.sh" "$inh/$who-salloc" 2>&1); rc=$?
+  [[ $rc -eq 0 ]] || fail "$who: the annotated parent salloc on $parent_gpus GPUs" "rc=$rc" "$out"
+  same_verdicts "$who" salloc
+  job=$(cd "$inh" && as_who "$who" sbatch --parsable -n 4 --gpus=h100:"$parent_gpus" "${parent[@]}" -o "$inh/$who-job.log" \
+          "$inh/parent-job.sh" "$inh/$who-job" 2>&1)
+  for _ in $(seq 600); do [[ $(field JobState "$job") == @(COMPLETED|FAILED|CANCELLED|TIMEOUT) ]] && break; sleep 0.2; done
+  [[ $(field JobState "$job") == COMPLETED ]] \
+    || fail "$who: the annotated parent batch job" "$job: $(field JobState "$job")" "$(cat "$inh/$who-job.log" 2>/dev/null)"
+  same_verdicts "$who" job
+done
+
 # ---- 10. Audit records and the verdict on the job, as an ordinary user ----
 out=$(as_user sbatch -H --parsable -J llm-train --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1); rc=$?
 job=$(tail -1 <<<"$out")
@@ -641,6 +723,55 @@ with_spank badep "endpoint=ftp://x"
 out=$(SLURM_CONF=$dir/slurm-badep.conf sbatch --gpus=h100:8 --wrap true 2>&1); rc=$?
 [[ $rc -ne 0 && $out == *"plugstack.conf: endpoint='ftp://x' is not valid; accepted: one or more http:// or https:// URLs"* ]] \
   && ok "plugstack.conf: a bad endpoint refused, naming it" || fail "bad endpoint" "rc=$rc" "$out"
+# An endpoint whose 400 carries a 200 KiB error message with a line break in it: the user sees
+# one line, cut at 1024 bytes, with the message's size (the one sent); no forged second line.
+/usr/bin/python3 "$here/../endpoint_long_error.py" 204800 > "$dir/long-error.port" &
+long_error_pid=$!
+for _ in $(seq 50); do [[ -s $dir/long-error.port ]] && break; sleep 0.1; done
+with_spank long "endpoint=http://127.0.0.1:$(cat "$dir/long-error.port")"
+for who in root "$user"; do
+  out=$(as_who "$who" env SLURM_CONF="$dir/slurm-long.conf" sbatch --gpus=h100:8 --llm-model=llama3-8b --wrap true 2>&1); rc=$?
+  line=$(grep "invalid annotation" <<<"$out")
+  [[ $rc -ne 0 && $(grep -c "invalid annotation" <<<"$out") -eq 1 && ${#line} -lt 1200 && $line == *"eeee... [cut: 204800 bytes]" && \
+     ${#out} -lt 2000 && $out != *"forged line"* ]] \
+    && ok "$who, endpoint=: a 200 KiB error from the endpoint is one line of ${#line} bytes, cut, saying its size" \
+    || fail "$who endpoint long error" "rc=$rc, ${#out} bytes" "$(head -c 600 <<<"$out")"
+done
+kill "$long_error_pid" 2>/dev/null
+
+# ---- 15b. A broken site catalog file fails only the submissions with --llm-* options ----
+# (issue 34, point 10) The plugin is `required`: an init that failed on the catalogs would fail
+# every sbatch and salloc of the cluster. plugstack.conf's default_gpu= names a GPU of the site
+# catalog, which a broken file beside it keeps from being installed.
+badcat=$dir/badcat
+mkdir -p "$badcat/gpus.d"
+echo '{"gpus": [{"name": "l40-site", "capacity_bytes": 48305799168}]}' > "$badcat/gpus.d/10-site.json"
+echo '{"gpus": [{"name": "broken-gpu", "capacity_bytes": "lots"}]}' > "$badcat/gpus.d/20-broken.json"
+chmod -R a+rX "$badcat"
+with_spank badcat "default_gpu=l40-site"
+with_badcat() { local who=$1; shift; as_who "$who" env SLURM_CONF="$dir/slurm-badcat.conf" TRAINFIT_CATALOG_DIR="$badcat" "$@"; }
+for who in root "$user"; do
+  out=$(with_badcat "$who" sbatch -H --parsable --gpus=h100:1 --wrap true 2>&1); rc=$?
+  [[ $rc -eq 0 && $out =~ ^[0-9]+$ ]] && ok "$who, broken catalog file: a plain sbatch is queued, nothing said" \
+    || fail "$who broken catalog: plain sbatch" "rc=$rc" "$out"
+  [[ $rc -eq 0 ]] && scontrol cancel "$out" 2>/dev/null
+  out=$(with_badcat "$who" timeout 60 salloc -n1 --gpus=h100:1 srun echo step-ran 2>&1); rc=$?
+  [[ $rc -eq 0 && $out == *step-ran* && $out != *catalog* ]] \
+    && ok "$who, broken catalog file: a plain salloc and its srun step run" || fail "$who broken catalog: plain salloc" "rc=$rc" "$out"
+  for command in sbatch salloc; do
+    llm=(--gpus=h100:8 --llm-model=llama3-8b --llm-zero=3)
+    if [[ $command == sbatch ]]; then out=$(with_badcat "$who" sbatch -H "${llm[@]}" --wrap true 2>&1); rc=$?
+    else out=$(with_badcat "$who" timeout 60 salloc "${llm[@]}" true 2>&1); rc=$?; fi
+    [[ $rc -ne 0 && $(grep -c "catalog" <<<"$out") -eq 1 && \
+       $out == *"trainfit: site catalog $badcat/gpus.d/20-broken.json:1: "*"capacity_bytes"*"--llm-* options cannot be checked"* ]] \
+      && ok "$who, broken catalog file: $command with --llm-* options refused with the file's error on one line" \
+      || fail "$who broken catalog: $command --llm" "rc=$rc" "$out"
+  done
+  out=$(with_badcat "$who" timeout 60 salloc -n1 --gpus=h100:1 srun --llm-model=llama3-8b echo step-ran 2>&1); rc=$?
+  [[ $rc -ne 0 && $out != *step-ran* && $(grep -c "catalog" <<<"$out") -eq 1 && $out == *"20-broken.json:1: "*"step refused"* ]] \
+    && ok "$who, broken catalog file: an srun step with --llm-* options refused with the file's error" \
+    || fail "$who broken catalog: srun --llm" "rc=$rc" "$out"
+done
 # srun steps: the numbers from the service, the partition's policy (headroom) applied by
 # the plugin: the same verdict line as computed in-process. The allocation uses the plain
 # plugstack; only the step's srun reads the endpoint= one.

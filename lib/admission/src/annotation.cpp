@@ -9,12 +9,12 @@
 
 #include "trainfit/util/text.h"
 #include "trainfit/admission.h"
+#include "trainfit/admission/spank_env.h"
 #include "trainfit/json.h"
 
 namespace trainfit::admission {
 namespace {
 
-constexpr const char* kSpankPrefix = "_SLURM_SPANK_OPTION_trainfit_";
 // Bounds on what a user may hand slurmctld: parsing and messages stay cheap.
 constexpr size_t kMaxKey = 64, kMaxValue = 1024, kMaxComment = 8192;
 
@@ -23,8 +23,6 @@ std::string shown(const std::string& value) {
   if (value.size() <= 80) return value;
   return value.substr(0, 64) + "…[" + std::to_string(value.size()) + " bytes]";
 }
-constexpr const char* kGeometryVariable = "TRAINFIT_GEOMETRY";
-constexpr const char* kConfigVariable = "TRAINFIT_CONFIG";  // --llm-config's fields, read on the submit host
 
 std::string mangle(std::string name) {  // Slurm replaces non-alphanumerics with '_'
   for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -191,20 +189,20 @@ const std::vector<OptionSpec>& llm_options() {
   return options;
 }
 
-std::string spank_env_name(const std::string& option) { return kSpankPrefix + mangle("llm-" + option); }
+std::string spank_env_name(const std::string& option) { return std::string(kSpankOptionPrefix) + mangle("llm-" + option); }
 
 namespace {
 
 Result<bool> read_spank_env(const std::vector<std::string>& env, Annotation* out) {
   out->found = false;
   out->face = Face::kOptions;
-  const size_t prefix = std::char_traits<char>::length(kSpankPrefix);
+  const size_t prefix = kSpankOptionPrefix.size();
   std::vector<std::pair<const OptionSpec*, std::string>> options;  // a job gives a handful
   std::string geometry, config;  // applied in this order whatever the order of the environment
   for (const std::string& entry : env) {
     const size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
-    const bool ours = entry.compare(0, prefix, kSpankPrefix) == 0 || entry.compare(0, eq, kGeometryVariable) == 0 ||
+    const bool ours = entry.compare(0, prefix, kSpankOptionPrefix) == 0 || entry.compare(0, eq, kGeometryVariable) == 0 ||
                       entry.compare(0, eq, kConfigVariable) == 0;
     if (ours && entry.size() > kMaxComment) {
       out->found = true;  // an annotation, refused: not a job without one (which decide() would pass)
@@ -217,7 +215,7 @@ Result<bool> read_spank_env(const std::vector<std::string>& env, Annotation* out
     } else if (entry.compare(0, eq, kConfigVariable) == 0) {
       out->found = true;
       config = entry.substr(eq + 1);
-    } else if (entry.compare(0, prefix, kSpankPrefix) == 0 && eq > prefix) {
+    } else if (entry.compare(0, prefix, kSpankOptionPrefix) == 0 && eq > prefix) {
       const OptionSpec* option = option_from_env_name(std::string_view(entry).substr(prefix, eq - prefix));
       if (option == nullptr) continue;
       if (!is_check(option->option)) out->found = true;  // --llm-check alone annotates nothing

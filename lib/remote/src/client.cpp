@@ -211,9 +211,29 @@ Outcome post_estimate(const Settings& settings, const std::string& request_json)
       outcome.answer = std::move(answer).value();
       break;
     }
-    outcome.failures.push_back({url, answer.error().message});
+    outcome.failures.push_back({url, shown_text(answer.error().message)});
   }
   return outcome;
+}
+
+Error answer_error(const Answer& answer) {
+  std::optional<Error> error = error_from_json(answer.body);
+  if (!error) return endpoint_failed("HTTP " + std::to_string(answer.status) + " that is not a trainfit error");
+  error->message = shown_text(error->message);
+  return *error;
+}
+
+std::string shown_text(const std::string& text) {
+  size_t end = std::min(text.size(), kMaxShownTextBytes);
+  if (end < text.size()) {
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // not inside a UTF-8 character
+  }
+  std::string out = text.substr(0, end);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') c = ' ';
+  }
+  if (end < text.size()) out += "... [cut: " + std::to_string(text.size()) + " bytes]";
+  return out;
 }
 
 std::string describe(const std::vector<Failure>& failures) {

@@ -17,6 +17,7 @@ constexpr long kDefaultConnectTimeoutMs = 500;
 constexpr long kDefaultTimeoutMs = 1500;   // the whole transfer, connect included
 constexpr long kMaxTimeoutMs = 60000;
 constexpr size_t kMaxAnswerBytes = 4 << 20;  // a response is ~20 KiB; more is not trainfit's
+constexpr size_t kMaxShownTextBytes = 1024;   // an endpoint's text on a terminal: a 400's message is ~200 bytes
 
 enum class Fallback { kLocal, kRefuse };  // when no endpoint answers
 
@@ -78,6 +79,14 @@ Result<bool> is_trainfit_answer(const Answer& answer);
 // 400, is_trainfit_answer); a connection failure, a timeout, a TLS failure, an over-long
 // body or any other answer moves on to the next.
 Outcome post_estimate(const Settings& settings, const std::string& request_json);
+
+// A 400 answer's error (a trainfit error, is_trainfit_answer), its message as shown_text.
+Error answer_error(const Answer& answer);
+
+// Text an endpoint sent, as one bounded line for a terminal: control characters (line
+// breaks included) as spaces, and past kMaxShownTextBytes cut at a character boundary with
+// "... [cut: N bytes]".
+std::string shown_text(const std::string& text);
 
 // "http://a:1 (connection refused), https://b (timed out after 500 ms)"
 std::string describe(const std::vector<Failure>& failures);
