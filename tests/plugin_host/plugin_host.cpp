@@ -535,6 +535,7 @@ void job_submit_valid() {
     Desc u;
     TRAINFIT_JOB_ID(&u.d) = 42;
     u.gpus("gres:gpu:h100:8").set(&u.d.comment, "trainfit: model=llama3-70b seq=8192 zero=3 recompute=full");
+    u.set(&u.d.partition, "gpu");  // a restated annotation names the partition it is judged in
     Outcome o = modify(p, u);
     CHECK(o.rc == ESLURM_INVALID_GRES, "update with a big annotation on 8: rc %d", o.rc);
     CHECK(shim::logged("reject update by uid 1000") && shim::logged("min_gpus_to_fit=" + std::to_string(g_expected.min64)),
@@ -544,7 +545,12 @@ void job_submit_valid() {
     TRAINFIT_JOB_ID(&v.d) = 43;
     v.set(&v.d.comment, "trainfit: model=llama3-8b zero=3");
     o = modify(p, v);
-    CHECK(o.rc != SLURM_SUCCESS, "annotation update without GPUs allowed (rc %d)", o.rc);
+    CHECK(o.rc == ESLURM_ACCESS_DENIED, "annotation update without GPUs: rc %d, not ESLURM_ACCESS_DENIED", o.rc);
+    Desc sockets;  // scontrol update JobId=48 ReqSockets=1 by its owner: --gpus-per-socket's multiplier
+    TRAINFIT_JOB_ID(&sockets.d) = 48;
+    sockets.d.sockets_per_node = 1;
+    o = modify(p, sockets);
+    CHECK(o.rc == ESLURM_ACCESS_DENIED && shim::logged("job 48: changing a job's GPUs"), "a user's ReqSockets update: rc %d", o.rc);
     Desc w;
     TRAINFIT_JOB_ID(&w.d) = 44;
     w.gpus("gres:gpu:16");
@@ -560,7 +566,7 @@ void job_submit_valid() {
     CHECK(o.rc != SLURM_SUCCESS, "move into strict without an annotation allowed");
     Desc y;
     TRAINFIT_JOB_ID(&y.d) = 46;
-    y.set(&y.d.comment, "trainfit: model=llama3-8b seq=4096 zero=3").gpus("gres:gpu:h100:8");
+    y.set(&y.d.comment, "trainfit: model=llama3-8b seq=4096 zero=3").gpus("gres:gpu:h100:8").set(&y.d.partition, "gpu");
     o = modify(p, y);
     CHECK(o.rc == SLURM_SUCCESS, "a fitting update refused: rc %d", o.rc);
     Desc z;  // an update of something else entirely (time limit): not trainfit's business
