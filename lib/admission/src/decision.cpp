@@ -67,7 +67,7 @@ int64_t whole_node_gpus(const PartitionPolicy& rules, const JobGpuFields& fields
 // every GRES of its nodes). The judgement stays on the GPUs asked for (fewer GPUs hold more
 // per GPU under sharding: the conservative side); the decision says what the job holds.
 void note_whole_nodes(const Policy& policy, const Job& job, Decision* d) {
-  if (d->gpus_requested <= 0 || d->verdict == Verdict::kPass || d->exempt) return;
+  if (job.step || d->gpus_requested <= 0 || d->verdict == Verdict::kPass || d->exempt) return;  // a step holds what it names
   const std::vector<std::string> parts = partitions_of(job.partition);
   if (!holds_whole_nodes(policy, parts, job)) return;
   const int64_t per_node = policy.for_partition(parts.front()).gpus_per_node;
