@@ -407,19 +407,25 @@ def check_held_and_confirmed(tmp):
         rec(6, "accept", event="modify"),  # an update of an existing job
         rec(7, "exempt")])                 # not checked, not stamped
     jobs = os.path.join(tmp, "jobs.txt")
-    with open(jobs, "w") as f:  # sacct -a -X -n -P -o JobID,AdminComment
-        f.write("1|trainfit accept: 26.6 of 79.6 GiB per GPU on 8 x h100; decision a1-2\n2|\n3|site note; decision later\n")
+    # As squeue -a -h -t all -O "State:|,Reason:|,admin_comment:|" printed them on the loopback cluster:
+    # a1-4's job is the record Slurm leaves of a submission it refused after trainfit (FAILED, BadConstraints).
+    with open(jobs, "w") as f:
+        f.write("COMPLETED|None|trainfit accept: 26.6 of 79.6 GiB per GPU on 8 x h100; decision a1-2|\n"
+                "FAILED|BadConstraints|trainfit warn: 90.1 of 79.6 GiB per GPU on 8 x h100; decision a1-4|\n"
+                "PENDING|JobHeldUser|(null)|\nRUNNING|None|site note; decision later|\n\nnot a job line\n")
     plain = json.loads(run("--audit", log, "--format", "json")[0])
     check(plain["gpus"]["rejected_oom"]["gpu_hours"] == 64 * 30 / 60, f"held GPU-hours {plain['gpus']['rejected_oom']}")
     check(plain["gpus"]["rejected_oom"]["gpus_requested"] == 2, "gpus_requested stays what the job asked for")
     check(plain["totals"]["records"] == 7 and plain["input"]["unconfirmed_submissions"] is None, f"no --jobs: {plain['input']}")
     confirmed = json.loads(run("--audit", log, "--jobs", jobs, "--format", "json")[0])
     got = (confirmed["totals"]["records"], confirmed["totals"]["accept"], confirmed["totals"]["warn"],
-           confirmed["input"]["unconfirmed_submissions"], confirmed["input"]["stamped_jobs"])
-    check(got == (5, 2, 0, 2, 1), f"--jobs: (records, accept, warn, unconfirmed, stamped_jobs) {got}")
-    table = run("--audit", log, "--jobs", jobs)[0]
-    check("confirmed against 1 job with a trainfit decision; 2 admitted submissions that no job carries left out" in table,
-          f"table confirmation line:\n{table}")
+           confirmed["input"]["unconfirmed_submissions"], confirmed["input"]["stamped_jobs"],
+           confirmed["input"]["jobs_refused_by_slurm"])
+    check(got == (5, 2, 0, 2, 1, 1), f"--jobs: (records, accept, warn, unconfirmed, stamped_jobs, refused) {got}")
+    table, err = run("--audit", log, "--jobs", jobs)
+    check("confirmed against 1 job with a trainfit decision (1 refused by Slurm not counted); 2 admitted submissions "
+          "that no job carries left out" in table, f"table confirmation line:\n{table}")
+    check(re.search(r"jobs\.txt:6: skipped: not STATE\|REASON\|ADMINCOMMENT", err), f"a malformed jobs line is named: {err!r}")
     check("not confirmed (no --jobs)" in run("--audit", log)[0], "table says the submissions are not confirmed")
     csv_rows = list(csv.reader(io.StringIO(run("--audit", log, "--jobs", jobs, "--format", "csv")[0])))
     check(["input", "", "", "unconfirmed_submissions", "2"] in csv_rows, "CSV unconfirmed_submissions")

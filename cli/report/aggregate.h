@@ -66,6 +66,7 @@ struct InputStats {
   // left out of every count. None without --jobs.
   std::vector<std::string> job_files;
   int64_t stamped_jobs = 0;
+  int64_t jobs_refused_by_slurm = 0;  // FAILED for BadConstraints at submission: never ran, confirm nothing
   std::optional<int64_t> unconfirmed;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "aggregate.h"
+#include "jobs.h"
 #include "record.h"
 #include "render.h"
 #include "report.h"
@@ -46,7 +47,8 @@ void usage(std::ostream& out) {
          "Counts the job_submit plugin's decisions from its audit log (JSON lines; rotated and\n"
          "gzip-compressed files too). /usr/share/doc/trainfit/report.md defines every number.\n\n"
          "  --audit FILE [FILE...]  audit log files, e.g. /var/log/slurm/trainfit-audit.jsonl*\n"
-         "  --jobs FILE [FILE...]   the jobs' AdminComments, one a line (sacct -a -X -n -P -o AdminComment):\n"
+         "  --jobs FILE [FILE...]   the jobs, one a line: STATE|REASON|ADMINCOMMENT\n"
+         "                          (sacct -a -X -n -P -o State,Reason,AdminComment):\n"
          "                          admitted submissions no job carries the decision of are left out\n"
          "  --since WHEN            only records at or after WHEN (" << kUtcAccepted << ")\n"
          "  --until WHEN            only records before WHEN\n"
@@ -124,9 +126,13 @@ class Reader {
     InputStats& in = report_->input;
     in.job_files.push_back(path);
     in.unconfirmed = in.unconfirmed.value_or(0);
-    LineSink sink{[&](int64_t, const std::string& line) {
-                    std::string id = admission::stamped_decision_id(line);
-                    if (!id.empty() && stamped_ids_.insert(std::move(id)).second) ++in.stamped_jobs;
+    LineSink sink{[&](int64_t n, const std::string& line) {
+                    if (line.find_first_not_of(" \t") == std::string::npos) return;
+                    Result<JobLine> job = parse_job_line(line);
+                    if (!job) return warn(path, n, job.error().message);
+                    if (job->decision_id.empty()) return;
+                    if (job->refused_by_slurm) return void(++in.jobs_refused_by_slurm);
+                    if (stamped_ids_.insert(std::move(job->decision_id)).second) ++in.stamped_jobs;
                   },
                   [&](int64_t n) { warn(path, n, "longer than 1 MiB"); }};
     const Result<ReadEnd> end = for_each_line(path, kMaxLineBytes, sink);

@@ -70,7 +70,8 @@ std::string confirmation_text(const InputStats& in) {
     return "admitted submissions not confirmed (no --jobs): they include sbatch/srun --test-only probes and jobs "
            "Slurm refused after trainfit";
   }
-  return "admitted submissions confirmed against " + counted(in.stamped_jobs, "job") + " with a trainfit decision; " +
+  return "admitted submissions confirmed against " + counted(in.stamped_jobs, "job") + " with a trainfit decision (" +
+         std::to_string(in.jobs_refused_by_slurm) + " refused by Slurm not counted); " +
          counted(*in.unconfirmed, "admitted submission") + " that no job carries left out";
 }
 

@@ -57,6 +57,7 @@ void input_rows(const InputStats& in, Csv& csv) {
   csv.row("input", "", "", "skipped_oversize", std::to_string(in.oversize));
   if (in.unconfirmed) {
     csv.row("input", "", "", "stamped_jobs", std::to_string(in.stamped_jobs));
+    csv.row("input", "", "", "jobs_refused_by_slurm", std::to_string(in.jobs_refused_by_slurm));
     csv.row("input", "", "", "unconfirmed_submissions", std::to_string(*in.unconfirmed));
   }
 }
