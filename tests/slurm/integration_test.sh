@@ -686,7 +686,7 @@ restart || fail "final restart"
 probe_lines=$(audit_lines)
 : > "$dir/probe-jobs.txt"
 decision_of() { json "$1" "['decision_id']"; }
-declare -A probe_id real_id refused_id
+declare -A probe_id srun_probe_id real_id refused_id
 for who in root "$user"; do
   run_as() { if [[ $who == root ]]; then "$@"; else as_user "$@"; fi; }
   out=$(run_as sbatch --test-only --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --llm-check --wrap true 2>&1); rc=$?
@@ -696,6 +696,12 @@ for who in root "$user"; do
      $(json "$rec" "['action']") == accept ]] \
     && ok "$who: sbatch --test-only hears the verdict; audited as a submit decision (job_submit cannot tell)" \
     || fail "$who: test-only verdict" "rc=$rc" "$out" "$rec"
+  out=$(run_as srun --test-only --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --llm-check true 2>&1); rc=$?
+  rec=$(last_audit)
+  [[ $rc -eq 0 && $out == *"trainfit: fits:"* && $out == *"to start at"* && $(json "$rec" "['event']") == submit &&
+     $(decision_of "$rec") != "${probe_id[$who]}" ]] \
+    && ok "$who: srun --test-only hears the verdict; audited as a submit decision" || fail "$who: srun test-only" "rc=$rc" "$out" "$rec"
+  srun_probe_id[$who]=$(decision_of "$rec")
   out=$(run_as sbatch --test-only --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
   [[ $rc -ne 0 && $out == *"trainfit: llama3-70b at seq 8192 needs"*"min_gpus_to_fit="* ]] \
     && ok "$who: sbatch --test-only of a job that does not fit hears the refusal" || fail "$who: test-only refusal" "rc=$rc" "$out"
@@ -720,12 +726,12 @@ all_ids=$(/usr/bin/python3 -c 'import json,sys; print(" ".join(json.loads(l)["de
 expect_ok=1
 for who in root "$user"; do
   grep -q "decision ${real_id[$who]}\b" "$dir/probe-jobs.txt" || expect_ok=0
-  grep -q "decision ${probe_id[$who]}\b" "$dir/probe-jobs.txt" && expect_ok=0     # a probe leaves no job
+  grep -q "decision ${probe_id[$who]}\b\|decision ${srun_probe_id[$who]}\b" "$dir/probe-jobs.txt" && expect_ok=0  # a probe leaves no job
   grep -q "^FAILED|BadConstraints|.*decision ${refused_id[$who]}\b" "$dir/probe-jobs.txt" || expect_ok=0
 done
-# Expected from the requests: per identity 2 probes (one accepted, one refused), one job, one
-# job Slurm refused; the accepted probe and Slurm's refusal exist as no job.
-[[ $expect_ok -eq 1 && $(json "$report" "['input']['unconfirmed_submissions']") == 4 &&
+# Expected from the requests: per identity 3 probes (sbatch and srun accepted, one refused), one
+# job, one job Slurm refused; the accepted probes and Slurm's refusal are no job that ran.
+[[ $expect_ok -eq 1 && $(json "$report" "['input']['unconfirmed_submissions']") == 6 &&
    $(json "$report" "['totals']['records']") == 4 && $(json "$report" "['totals']['reject']") == 2 &&
    $(json "$report" "['totals']['accept']") == 2 ]] \
   && ok "trainfit report --jobs: probes and jobs Slurm refused are left out; refusals and real jobs counted" \
