@@ -89,7 +89,7 @@ _trainfit() {
     case $flag in
       --model | --models | --llm-model) words=$(_trainfit_names "$bin" models) ;;
       --gpu | --gpu-types | --gpu_type) words=$(_trainfit_names "$bin" gpus) ;;
-      --request | --config | --hf-config | --out | --audit | --conf | --cacert | --access-log)
+      --request | --config | --hf-config | --out | --audit | --jobs | --conf | --cacert | --access-log)
         COMPREPLY=($(compgen -f -- "$cur"))
         [[ -n $value_prefix ]] && COMPREPLY=("${COMPREPLY[@]/#/$value_prefix}")
         return 0 ;;

@@ -157,7 +157,8 @@ def oom_gpus(rs, action):
             "gpus_needed": sum(r["min_gpus_to_fit"] or 0 for r in rs),
             "no_fit": sum(1 for r in rs if r.get("min_gpus_to_fit") is None),
             "with_time_limit": len(timed), "without_time_limit": len(rs) - len(timed),
-            "gpu_hours": sum(r["gpus_requested"] * r["time_limit_min"] / 60 for r in timed)}
+            # GPU-hours of what the job holds: an --exclusive job its nodes' GPUs (gpus_held).
+            "gpu_hours": sum(r.get("gpus_held", r["gpus_requested"]) * r["time_limit_min"] / 60 for r in timed)}
 
 
 def oom_configs(rs):
@@ -391,6 +392,48 @@ def check_wording(tmp):
     check(json.loads(run("--audit", empty, "--format", "json")[0])["totals"]["records"] == 0, "empty log JSON")
 
 
+def check_held_and_confirmed(tmp):
+    """GPU-hours of an --exclusive job's whole node; --jobs leaves out admitted submissions no job carries."""
+    def rec(i, action, event="submit", **more):
+        return {"time": f"2026-12-02T1{i}:00:00Z", "event": event, "decision_id": f"a1-{i}", "action": action,
+                "user": "ann", "gpu": "h100", "gpus_requested": 8, **more}
+    log = write_log(tmp, "confirm.jsonl", [
+        # sbatch --exclusive --gpus=h100:2 on a 64-GPU node: Slurm allocates all 64 (scontrol show job -d).
+        rec(1, "reject", reason="too_few_gpus", gpus_requested=2, gpus_held=64, time_limit_min=30, min_gpus_to_fit=4),
+        rec(2, "accept"),                  # a job: its AdminComment carries a1-2
+        rec(3, "accept"),                  # sbatch --test-only: no job
+        rec(4, "warn"),                    # refused by Slurm after trainfit: no job
+        rec(5, "reject"),                  # refused: never a job, always counted
+        rec(6, "accept", event="modify"),  # an update of an existing job
+        rec(7, "exempt")])                 # not checked, not stamped
+    jobs = os.path.join(tmp, "jobs.txt")
+    # As squeue -a -h -t all -O "State:|,Reason:|,admin_comment:|" printed them on the loopback cluster:
+    # a1-4's job is the record Slurm leaves of a submission it refused after trainfit (FAILED, BadConstraints).
+    with open(jobs, "w") as f:
+        f.write("COMPLETED|None|trainfit accept: 26.6 of 79.6 GiB per GPU on 8 x h100; decision a1-2|\n"
+                "FAILED|BadConstraints|trainfit warn: 90.1 of 79.6 GiB per GPU on 8 x h100; decision a1-4|\n"
+                "PENDING|JobHeldUser|(null)|\nRUNNING|None|site note; decision later|\n\nnot a job line\n")
+    plain = json.loads(run("--audit", log, "--format", "json")[0])
+    check(plain["gpus"]["rejected_oom"]["gpu_hours"] == 64 * 30 / 60, f"held GPU-hours {plain['gpus']['rejected_oom']}")
+    check(plain["gpus"]["rejected_oom"]["gpus_requested"] == 2, "gpus_requested stays what the job asked for")
+    check(plain["totals"]["records"] == 7 and plain["input"]["unconfirmed_submissions"] is None, f"no --jobs: {plain['input']}")
+    confirmed = json.loads(run("--audit", log, "--jobs", jobs, "--format", "json")[0])
+    got = (confirmed["totals"]["records"], confirmed["totals"]["accept"], confirmed["totals"]["warn"],
+           confirmed["input"]["unconfirmed_submissions"], confirmed["input"]["stamped_jobs"],
+           confirmed["input"]["jobs_refused_by_slurm"])
+    check(got == (5, 2, 0, 2, 1, 1), f"--jobs: (records, accept, warn, unconfirmed, stamped_jobs, refused) {got}")
+    table, err = run("--audit", log, "--jobs", jobs)
+    check("confirmed against 1 job with a trainfit decision (1 refused by Slurm not counted); 2 admitted submissions "
+          "that no job carries left out" in table, f"table confirmation line:\n{table}")
+    check(re.search(r"jobs\.txt:6: skipped: not STATE\|REASON\|ADMINCOMMENT", err), f"a malformed jobs line is named: {err!r}")
+    check("not confirmed (no --jobs)" in run("--audit", log)[0], "table says the submissions are not confirmed")
+    csv_rows = list(csv.reader(io.StringIO(run("--audit", log, "--jobs", jobs, "--format", "csv")[0])))
+    check(["input", "", "", "unconfirmed_submissions", "2"] in csv_rows, "CSV unconfirmed_submissions")
+    prom = run("--audit", log, "--jobs", jobs, "--format", "prometheus")[0]
+    check("\ntrainfit_audit_unconfirmed_submissions 2\n" in prom, "Prometheus unconfirmed_submissions")
+    run("--audit", log, "--jobs", os.path.join(tmp, "no-such-file"), expect=2)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="trainfit-report-")
     try:
@@ -413,6 +456,7 @@ def main():
         check(json.loads(out)["window"]["period"] == period(SINCE, UNTIL), "JSON window.period")
         check(f"Period: {period(SINCE, UNTIL)}</p>" in run("--audit", *paths, *window, "--format", "html")[0], "HTML period")
         check_wording(tmp)
+        check_held_and_confirmed(tmp)
         check_errors(tmp, paths)
     finally:
         shutil.rmtree(tmp)

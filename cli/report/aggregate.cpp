@@ -12,7 +12,9 @@ void add_oom(const Record& r, OomGpus* g) {
   else ++g->no_fit;
   if (!r.time_limit_min) return;  // GPU-hours need the job's time limit (--time)
   ++g->with_time_limit;
-  g->gpu_hours += static_cast<double>(r.gpus_requested) * static_cast<double>(*r.time_limit_min) / 60.0;
+  // The GPUs the job holds: an --exclusive job holds its nodes' whole (audit gpus_held).
+  const int64_t held = r.gpus_held.value_or(r.gpus_requested);
+  g->gpu_hours += static_cast<double>(held) * static_cast<double>(*r.time_limit_min) / 60.0;
 }
 
 void add_host_ram(const Record& r, HostRam* h) {

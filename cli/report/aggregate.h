@@ -61,6 +61,13 @@ struct InputStats {
   std::vector<std::string> files;
   int64_t lines = 0, records = 0, outside_window = 0, malformed = 0, oversize = 0, unreadable_files = 0;
   std::optional<int64_t> first_time, last_time;  // of the records in the window
+  // --jobs: the jobs' AdminComments read, and the admitted submissions in the window whose
+  // decision id none of them carries (a --test-only probe, a job Slurm refused after trainfit):
+  // left out of every count. None without --jobs.
+  std::vector<std::string> job_files;
+  int64_t stamped_jobs = 0;
+  int64_t jobs_refused_by_slurm = 0;  // FAILED for BadConstraints at submission: never ran, confirm nothing
+  std::optional<int64_t> unconfirmed;
 };
 
 struct Report {

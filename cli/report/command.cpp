@@ -3,13 +3,16 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "aggregate.h"
+#include "jobs.h"
 #include "record.h"
 #include "render.h"
 #include "report.h"
 #include "source.h"
+#include "trainfit/admission.h"
 #include "trainfit/catalog.h"
 
 namespace trainfit::cli {
@@ -21,7 +24,7 @@ constexpr const char* kFormats[] = {"table", "csv", "json", "html", "prometheus"
 constexpr int kMaxWarnings = 50;  // then one summary line: a damaged file must not flood the terminal
 
 struct Options {
-  std::vector<std::string> files;
+  std::vector<std::string> files, job_files;
   std::string format = "table";
   std::optional<int64_t> since, until;
   size_t top = 10;
@@ -44,6 +47,9 @@ void usage(std::ostream& out) {
          "Counts the job_submit plugin's decisions from its audit log (JSON lines; rotated and\n"
          "gzip-compressed files too). /usr/share/doc/trainfit/report.md defines every number.\n\n"
          "  --audit FILE [FILE...]  audit log files, e.g. /var/log/slurm/trainfit-audit.jsonl*\n"
+         "  --jobs FILE [FILE...]   the jobs, one a line: STATE|REASON|ADMINCOMMENT\n"
+         "                          (sacct -a -X -n -P -o State,Reason,AdminComment):\n"
+         "                          admitted submissions no job carries the decision of are left out\n"
          "  --since WHEN            only records at or after WHEN (" << kUtcAccepted << ")\n"
          "  --until WHEN            only records before WHEN\n"
          "  --format FORMAT         " << formats() << " (default table)\n"
@@ -76,7 +82,7 @@ int take_value(const std::string& option, const std::string& value, Options* o) 
 
 // --opt VALUE and --opt=VALUE; --audit takes every following word up to the next option.
 int parse_options(int argc, char** argv, Options* o) {
-  const std::vector<std::string> valued = {"--format", "--since", "--until", "--top", "--audit"};
+  const std::vector<std::string> valued = {"--format", "--since", "--until", "--top", "--audit", "--jobs"};
   for (int i = 1; i < argc; ++i) {
     std::string option = argv[i], value;
     if (option == "--help" || option == "-h") return usage(std::cout), 0;
@@ -91,9 +97,11 @@ int parse_options(int argc, char** argv, Options* o) {
       return bad("unknown option '" + option + "'" + (hint.empty() ? "" : " (did you mean '--" + hint + "'?)") +
                  "; see 'trainfit report --help'");
     }
-    if (option == "--audit") {
-      if (inline_value) o->files.push_back(value);
-      while (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) o->files.push_back(argv[++i]);
+    if (option == "--audit" || option == "--jobs") {
+      std::vector<std::string>& files = option == "--audit" ? o->files : o->job_files;
+      if (inline_value) files.push_back(value);
+      while (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) files.push_back(argv[++i]);
+      if (files.empty()) return bad(option + " needs a file; see 'trainfit report --help'");
       continue;
     }
     if (!inline_value) {
@@ -111,6 +119,27 @@ int parse_options(int argc, char** argv, Options* o) {
 class Reader {
  public:
   Reader(const Options& o, Report* report) : options_(o), report_(report), aggregator_(report) {}
+
+  // The decision ids stamped on the jobs' AdminComments (--jobs). False when a file could not
+  // be opened at all.
+  bool read_jobs(const std::string& path) {
+    InputStats& in = report_->input;
+    in.job_files.push_back(path);
+    in.unconfirmed = in.unconfirmed.value_or(0);
+    LineSink sink{[&](int64_t n, const std::string& line) {
+                    if (line.find_first_not_of(" \t") == std::string::npos) return;
+                    Result<JobLine> job = parse_job_line(line);
+                    if (!job) return warn(path, n, job.error().message);
+                    if (job->decision_id.empty()) return;
+                    if (job->refused_by_slurm) return void(++in.jobs_refused_by_slurm);
+                    if (stamped_ids_.insert(std::move(job->decision_id)).second) ++in.stamped_jobs;
+                  },
+                  [&](int64_t n) { warn(path, n, "longer than 1 MiB"); }};
+    const Result<ReadEnd> end = for_each_line(path, kMaxLineBytes, sink);
+    if (!end) return std::cerr << "trainfit: report: jobs='" << path << "': " << end.error().message << "\n", false;
+    if (!end->damage.empty()) std::cerr << "trainfit: report: warning: " << path << ": " << end->damage << "\n";
+    return true;
+  }
 
   // False when the file could not be opened at all.
   bool read(const std::string& path) {
@@ -148,11 +177,22 @@ class Reader {
       ++report_->input.outside_window;
       return;
     }
-    ++report_->input.records;
     InputStats& in = report_->input;
+    if (in.unconfirmed && unconfirmed(record)) {
+      ++*in.unconfirmed;
+      return;
+    }
+    ++in.records;
     if (!in.first_time || record.time < *in.first_time) in.first_time = record.time;
     if (!in.last_time || record.time > *in.last_time) in.last_time = record.time;
     aggregator_.add(record);
+  }
+
+  // An admitted submission (the verdicts stamped on the job) whose decision no job carries:
+  // trainfit cannot tell a --test-only probe, or a job Slurm refused after it, from a job.
+  bool unconfirmed(const Record& r) const {
+    const bool stamped = r.action == Action::kAccept || r.action == Action::kWarn || r.action == Action::kResize;
+    return r.event == admission::kSubmitEvent && stamped && stamped_ids_.count(r.decision_id) == 0;
   }
 
   void warn(const std::string& path, int64_t n, const std::string& why) {
@@ -165,6 +205,7 @@ class Reader {
   Report* report_;
   Aggregator aggregator_;
   int64_t warnings_ = 0;
+  std::unordered_set<std::string> stamped_ids_;
 };
 
 void render(const std::string& format, const Report& r) {
@@ -185,6 +226,9 @@ int run_report(int argc, char** argv) {
   report.since = options.since;
   report.until = options.until;
   Reader reader(options, &report);
+  for (const std::string& path : options.job_files) {
+    if (!reader.read_jobs(path)) return 2;
+  }
   for (const std::string& path : options.files) {
     if (!reader.read(path)) return 2;
   }

@@ -115,7 +115,8 @@ Result<bool> time_and_action(const json& j, Record* r) {
 Result<bool> other_fields(const json& j, Record* r) {
   const std::pair<const char*, std::string*> texts[] = {
       {"event", &r->event}, {"user", &r->user}, {"account", &r->account}, {"partition", &r->partition},
-      {"qos", &r->qos},     {"gpu", &r->gpu},   {"reason", &r->reason},   {"annotation", &r->annotation}};
+      {"qos", &r->qos},     {"gpu", &r->gpu},   {"reason", &r->reason},   {"annotation", &r->annotation},
+      {"decision_id", &r->decision_id}};
   for (const auto& [key, out] : texts) {
     Result<std::string> value = text(j, key);
     if (!value) return value.error();
@@ -125,7 +126,8 @@ Result<bool> other_fields(const json& j, Record* r) {
   const std::pair<const char*, std::optional<int64_t>*> counts[] = {{"gpus_requested", &gpus},
                                                                     {"min_gpus_to_fit", &r->min_gpus},
                                                                     {"resized_to", &r->resized_to},
-                                                                    {"time_limit_min", &r->time_limit_min}};
+                                                                    {"time_limit_min", &r->time_limit_min},
+                                                                    {"gpus_held", &r->gpus_held}};
   for (const auto& [key, out] : counts) {
     const Result<std::optional<int64_t>> value = count(j, key);
     if (!value) return value.error();

@@ -23,7 +23,9 @@ struct Record {
   std::string event, user, account, partition, qos, gpu, reason, annotation;
   Action action = Action::kAccept;
   int64_t gpus_requested = 0;
+  std::string decision_id;  // also on the job's AdminComment when Slurm created the job
   std::optional<int64_t> min_gpus, resized_to, time_limit_min;
+  std::optional<int64_t> gpus_held;  // whole nodes (--exclusive) hold more than they ask for; none in older lines
   // Offload: host RAM the step needs per node, and the job's memory request per node (GiB);
   // none without offload, without a request, or in lines from older plugins.
   std::optional<double> host_ram_per_node_gb, mem_per_node_gb;

@@ -24,5 +24,8 @@ std::string minute_text(int64_t seconds);  // "2026-12-03 08:00" (UTC)
 // The window as people read it: "2026-12-01 08:00 – 2026-12-04 17:12 UTC (3 days)"; an open
 // end is the first or last record's time, and the text says so.
 std::string period_text(const Report& report);
+// What the admitted submissions counted are: confirmed against --jobs, or not (--test-only
+// probes and jobs Slurm refused after trainfit look the same to job_submit).
+std::string confirmation_text(const InputStats& input);
 
 }  // namespace trainfit::cli::report

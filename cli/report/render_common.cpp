@@ -65,4 +65,14 @@ std::string host_ram_text(const HostRam& h) {
 
 std::string shown_hours(double hours) { return hours == 0 ? "0" : hours_text(hours); }
 
+std::string confirmation_text(const InputStats& in) {
+  if (!in.unconfirmed) {
+    return "admitted submissions not confirmed (no --jobs): they include sbatch/srun --test-only probes and jobs "
+           "Slurm refused after trainfit";
+  }
+  return "admitted submissions confirmed against " + counted(in.stamped_jobs, "job") + " with a trainfit decision (" +
+         std::to_string(in.jobs_refused_by_slurm) + " refused by Slurm not counted); " +
+         counted(*in.unconfirmed, "admitted submission") + " that no job carries left out";
+}
+
 }  // namespace trainfit::cli::report

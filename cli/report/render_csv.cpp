@@ -55,6 +55,11 @@ void input_rows(const InputStats& in, Csv& csv) {
   csv.row("input", "", "", "outside_window", std::to_string(in.outside_window));
   csv.row("input", "", "", "skipped_malformed", std::to_string(in.malformed));
   csv.row("input", "", "", "skipped_oversize", std::to_string(in.oversize));
+  if (in.unconfirmed) {
+    csv.row("input", "", "", "stamped_jobs", std::to_string(in.stamped_jobs));
+    csv.row("input", "", "", "jobs_refused_by_slurm", std::to_string(in.jobs_refused_by_slurm));
+    csv.row("input", "", "", "unconfirmed_submissions", std::to_string(*in.unconfirmed));
+  }
 }
 
 }  // namespace

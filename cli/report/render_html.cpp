@@ -77,6 +77,7 @@ void head(const Report& r, Page& page) {
       << counted(in.lines, "line") << ": " << counted(in.records, "record") << " in the period, " << in.outside_window
       << " outside it; skipped " << counted(in.malformed, "malformed line") << ", " << counted(in.oversize, "line")
       << " over 1 MiB.</p>\n";
+  out << "<p class=\"meta\">" << plot::escape_xml(confirmation_text(in)) << "</p>\n";
 }
 
 void cards(const Report& r, Page& page) {

@@ -32,6 +32,10 @@ json input_json(const InputStats& in) {
           {"skipped_malformed", in.malformed},
           {"skipped_oversize", in.oversize},
           {"unreadable_files", in.unreadable_files},
+          {"job_files", in.job_files},
+          {"stamped_jobs", in.stamped_jobs},
+          {"jobs_refused_by_slurm", in.jobs_refused_by_slurm},
+          {"unconfirmed_submissions", in.unconfirmed ? json(*in.unconfirmed) : json(nullptr)},
           {"first_time", in.first_time ? json(utc_text(*in.first_time)) : json(nullptr)},
           {"last_time", in.last_time ? json(utc_text(*in.last_time)) : json(nullptr)}};
 }

@@ -78,6 +78,11 @@ void input(Metrics& m, const Report& r) {
   m.sample({{"reason", "oversize"}}, r.input.oversize);
   m.family("trainfit_audit_records_outside_window", "Records outside --since/--until.");
   m.sample({}, r.input.outside_window);
+  if (r.input.unconfirmed) {
+    m.family("trainfit_audit_unconfirmed_submissions",
+             "Admitted submissions (--jobs given) whose decision no job carries: left out of the counts.");
+    m.sample({}, *r.input.unconfirmed);
+  }
   if (!r.input.last_time) return;
   m.family("trainfit_audit_last_record_timestamp_seconds", "Time of the newest record in the window.");
   m.sample({}, *r.input.last_time);

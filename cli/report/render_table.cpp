@@ -55,7 +55,7 @@ void window_line(const Report& r, std::ostream& out) {
         << " over 1 MiB";
   }
   if (in.unreadable_files > 0) out << "; " << counted(in.unreadable_files, "file") << " not fully read";
-  out << "\n";
+  out << "\n" << confirmation_text(in) << "\n";
   if ((r.since || r.until) && in.first_time) {  // else the period already is first to last record
     out << "records from " << minute_text(*in.first_time) << " to " << minute_text(*in.last_time) << " UTC\n";
   }

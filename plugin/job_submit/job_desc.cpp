@@ -187,13 +187,23 @@ void stamp_admin_comment(job_desc_msg_t* d, const Decision& decision, const std:
   append_fixed(stamp, decision.capacity_gb, 1);
   stamp += " GiB per GPU on ";
   stamp += std::to_string(decision.resized_to > 0 ? decision.resized_to : decision.gpus_requested);
+  if (decision.gpus_held > 0) {  // "on 4 of the 64 x h100 the job holds (--exclusive)"
+    stamp += " of the ";
+    stamp += std::to_string(decision.gpus_held);
+  }
   stamp += " x ";
   stamp += decision.gpu;
+  if (decision.gpus_held > 0) {
+    stamp += " the job holds (";
+    stamp += decision.held_because;
+    stamp += ')';
+  }
   if (decision.min_gpus > 0) {
     stamp += "; min_gpus_to_fit=";
     stamp += std::to_string(decision.min_gpus);
   }
-  stamp += "; decision ";
+  stamp += "; ";
+  stamp += kStampDecision;
   stamp += decision_id;
   set_slurm_string(&d->admin_comment, stamp);
 }

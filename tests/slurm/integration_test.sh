@@ -839,3 +839,81 @@ scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
 scontrol ping | grep -q UP && ok "slurmctld survives every internal error" || fail "slurmctld after internal errors"
 write_conf
 restart || fail "final restart"
+
+# ---- 15 (issue 34). What a submit record is, and what an --exclusive job holds ----
+# job_submit cannot tell `sbatch --test-only` (REQUEST_JOB_WILL_RUN) from a submission, nor see
+# Slurm refuse a job after it (docs/slurm.md, "Audit log"): both are audited as `submit`. The job's
+# AdminComment carries its decision id, so `trainfit report --jobs` counts an admitted submission
+# only when a job carries its decision. Run as root and as the ordinary user.
+probe_lines=$(audit_lines)
+: > "$dir/probe-jobs.txt"
+decision_of() { json "$1" "['decision_id']"; }
+declare -A probe_id srun_probe_id real_id refused_id
+for who in root "$user"; do
+  run_as() { if [[ $who == root ]]; then "$@"; else as_user "$@"; fi; }
+  out=$(run_as sbatch --test-only --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --llm-check --wrap true 2>&1); rc=$?
+  rec=$(last_audit)
+  probe_id[$who]=$(decision_of "$rec")
+  [[ $rc -eq 0 && $out == *"trainfit: fits:"* && $out == *"to start at"* && $(json "$rec" "['event']") == submit &&
+     $(json "$rec" "['action']") == accept ]] \
+    && ok "$who: sbatch --test-only hears the verdict; audited as a submit decision (job_submit cannot tell)" \
+    || fail "$who: test-only verdict" "rc=$rc" "$out" "$rec"
+  out=$(run_as srun --test-only --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --llm-check true 2>&1); rc=$?
+  rec=$(last_audit)
+  [[ $rc -eq 0 && $out == *"trainfit: fits:"* && $out == *"to start at"* && $(json "$rec" "['event']") == submit &&
+     $(decision_of "$rec") != "${probe_id[$who]}" ]] \
+    && ok "$who: srun --test-only hears the verdict; audited as a submit decision" || fail "$who: srun test-only" "rc=$rc" "$out" "$rec"
+  srun_probe_id[$who]=$(decision_of "$rec")
+  out=$(run_as sbatch --test-only --gpus=h100:8 "${big[@]}" --wrap true 2>&1); rc=$?
+  [[ $rc -ne 0 && $out == *"trainfit: llama3-70b at seq 8192 needs"*"min_gpus_to_fit="* ]] \
+    && ok "$who: sbatch --test-only of a job that does not fit hears the refusal" || fail "$who: test-only refusal" "rc=$rc" "$out"
+  job=$(run_as sbatch -H --parsable --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>/dev/null)
+  real_id[$who]=$(decision_of "$(last_audit)")
+  # Admitted by trainfit, then refused by Slurm's job_allocate: more memory than the node has
+  # (512000 MB). Slurm keeps a FAILED job record with reason BadConstraints (job_mgr.c).
+  out=$(run_as sbatch --mem=600G --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1); rc=$?
+  rec=$(last_audit)
+  refused_id[$who]=$(decision_of "$rec")
+  # The jobs as squeue prints them (no accounting here), before MinJobAge (2 s) purges the FAILED one.
+  squeue -a -h -t all -O "State:|,Reason:|,admin_comment:|" >> "$dir/probe-jobs.txt"
+  [[ -n $job && $rc -ne 0 && $out == *"Requested node configuration is not available"* && $(json "$rec" "['action']") == accept &&
+     ${refused_id[$who]} != "${real_id[$who]}" ]] \
+    && ok "$who: a job Slurm refuses after trainfit admitted it is audited as an accepted submit (the plugin cannot see it)" \
+    || fail "$who: refused after the plugin" "job=$job rc=$rc" "$out" "$rec"
+done
+# The report counts an admitted submission only when a job that ran or may run carries its decision.
+tail -n +"$((probe_lines + 1))" "$dir/audit.jsonl" > "$dir/probe-audit.jsonl"
+report=$("$trainfit" report --audit "$dir/probe-audit.jsonl" --jobs "$dir/probe-jobs.txt" --format json 2>&1)
+all_ids=$(/usr/bin/python3 -c 'import json,sys; print(" ".join(json.loads(l)["decision_id"] for l in open(sys.argv[1])))' "$dir/probe-audit.jsonl")
+expect_ok=1
+for who in root "$user"; do
+  grep -q "decision ${real_id[$who]}\b" "$dir/probe-jobs.txt" || expect_ok=0
+  grep -q "decision ${probe_id[$who]}\b\|decision ${srun_probe_id[$who]}\b" "$dir/probe-jobs.txt" && expect_ok=0  # a probe leaves no job
+  grep -q "^FAILED|BadConstraints|.*decision ${refused_id[$who]}\b" "$dir/probe-jobs.txt" || expect_ok=0
+done
+# Expected from the requests: per identity 3 probes (sbatch and srun accepted, one refused), one
+# job, one job Slurm refused; the accepted probes and Slurm's refusal are no job that ran.
+[[ $expect_ok -eq 1 && $(json "$report" "['input']['unconfirmed_submissions']") == 6 &&
+   $(json "$report" "['totals']['records']") == 4 && $(json "$report" "['totals']['reject']") == 2 &&
+   $(json "$report" "['totals']['accept']") == 2 ]] \
+  && ok "trainfit report --jobs: probes and jobs Slurm refused are left out; refusals and real jobs counted" \
+  || fail "report --jobs" "ids: $all_ids" "$(cat "$dir/probe-jobs.txt")" "$report"
+scancel --user root 2>/dev/null; scancel --user "$user" 2>/dev/null
+# --exclusive with 4 GPUs named: Slurm allocates the node's 64 (JOB_GRES, scontrol show job -d);
+# the stamp, the message and the audit say so; the judgement stays on the 4.
+for who in root "$user"; do
+  run_as() { if [[ $who == root ]]; then "$@"; else as_user "$@"; fi; }
+  out=$(run_as sbatch --parsable --exclusive --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --llm-check -o /dev/null --wrap "sleep 60" 2>&1)
+  job=$(tail -1 <<<"$out")
+  rec=$(last_audit)
+  for _ in $(seq 100); do [[ $(field JobState "$job") == RUNNING ]] && break; sleep 0.2; done
+  held=$(scontrol show job -d "$job" | grep -o 'JOB_GRES=gpu:h100:[0-9]*' | head -1); held=${held##*:}
+  stamp=$(scontrol show job "$job" | grep -o 'AdminComment=.*')
+  if [[ -n $held && $held -gt 4 && $stamp == *"GiB per GPU on 4 of the $held x h100 the job holds (--exclusive);"*"; decision "* &&
+        $out == *"(--exclusive: the job holds $held x h100; judged on 4 of them)"* && $(json "$rec" "['gpus_held']") == "$held" &&
+        $(json "$rec" "['gpus_requested']") == 4 ]]; then
+    ok "$who: --exclusive --gpus=h100:4 is stamped, told and audited as the $held GPUs Slurm allocates (JOB_GRES)"
+  else fail "$who: exclusive held" "job=$job JOB_GRES count=$held stamp=$stamp" "$out" "$rec"; fi
+  scancel "$job" 2>/dev/null
+  for _ in $(seq 50); do [[ -z $(squeue -h -j "$job" -t R,CG 2>/dev/null) ]] && break; sleep 0.2; done
+done

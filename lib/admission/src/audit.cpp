@@ -85,6 +85,41 @@ std::string utc(int64_t seconds) {
 
 }  // namespace
 
+int64_t gpus_held(const Decision& d) {
+  if (d.gpus_held > 0) return d.gpus_held;
+  return d.resized_to > 0 ? d.resized_to : d.gpus_requested;
+}
+
+namespace {
+bool id_chars(std::string_view s, bool hex) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [hex](char c) {
+    return (c >= '0' && c <= '9') || (hex && c >= 'a' && c <= 'f');
+  });
+}
+}  // namespace
+
+// Ids are "<slurmctld start time, hex>-<n>" (job_submit_trainfit.cpp next_decision_id).
+std::string stamped_decision_id(std::string_view line) {
+  std::string found;
+  size_t start = 0;
+  while (start <= line.size()) {
+    const size_t end = std::min(line.find(';', start), line.size());
+    std::string_view part = line.substr(start, end - start);
+    while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) part.remove_prefix(1);
+    while (!part.empty() && (part.back() == ' ' || part.back() == '\t' || part.back() == '\r')) part.remove_suffix(1);
+    const std::string_view key = kStampDecision;
+    if (part.substr(0, key.size()) == key) {
+      const std::string_view id = part.substr(key.size());
+      const size_t dash = id.find('-');
+      if (dash != std::string_view::npos && id_chars(id.substr(0, dash), true) && id_chars(id.substr(dash + 1), false)) {
+        found = std::string(id);
+      }
+    }
+    start = end + 1;
+  }
+  return found;
+}
+
 std::string truncated(const std::string& text, size_t most, size_t total) {
   total = std::max(total, text.size());
   if (total <= most) return text;
@@ -124,7 +159,8 @@ std::string audit_json(const AuditRecord& r) {
       .changes("advice", d.advice)
       .gib_or_null("host_ram_per_node_gb", d.host_ram_per_node_gb)
       .gib_or_null("mem_per_node_gb", d.memory_per_node_gb)
-      .text("message", d.message, 4 * kMaxAuditField + 64);
+      .text("message", d.message, 4 * kMaxAuditField + 64)
+      .number("gpus_held", gpus_held(d));
   return line.done();
 }
 

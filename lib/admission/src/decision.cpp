@@ -69,6 +69,27 @@ int64_t whole_node_gpus(const PartitionPolicy& rules, const JobGpuFields& fields
   return rules.gpus_per_node * std::max<int64_t>(1, std::max(fields.nodes, int64_t{0}));
 }
 
+// A whole-node job that names fewer GPUs than its nodes have still holds them all: on
+// 22.05 `sbatch --exclusive --gres=gpu:h100:2` on a 64-GPU node runs with JOB_GRES=gpu:h100:64
+// (scontrol show job -d; src/slurmctld/gres_ctld.c at slurm-22-05-8-1 gives an exclusive job
+// every GRES of its nodes). The judgement stays on the GPUs asked for (fewer GPUs hold more
+// per GPU under sharding: the conservative side); the decision says what the job holds.
+void note_whole_nodes(const Policy& policy, const Job& job, Decision* d) {
+  if (job.step || d->gpus_requested <= 0 || d->verdict == Verdict::kPass || d->exempt) return;  // a step holds what it names
+  const std::vector<std::string> parts = partitions_of(job.partition);
+  if (!holds_whole_nodes(policy, parts, job)) return;
+  const int64_t per_node = policy.for_partition(parts.front()).gpus_per_node;
+  const int64_t judged = d->resized_to > 0 ? d->resized_to : d->gpus_requested;
+  const int64_t nodes = std::max({int64_t{1}, job.fields.nodes, (judged + per_node - 1) / per_node});
+  if (per_node * nodes <= judged) return;
+  d->gpus_held = per_node * nodes;
+  d->held_because = job.fields.whole_nodes ? "--exclusive" : "OverSubscribe=EXCLUSIVE";
+  if (!d->message.empty()) {
+    d->message += " (" + d->held_because + ": the job holds " + std::to_string(d->gpus_held) + " x " + d->gpu +
+                  "; judged on " + std::to_string(judged) + " of them)";
+  }
+}
+
 bool exempt(const PartitionPolicy& p, const Job& job) {
   return p.exempt_uids.count(job.uid) > 0 || (!job.account.empty() && p.exempt_accounts.count(job.account) > 0) ||
          (!job.qos.empty() && p.exempt_qos.count(job.qos) > 0);
@@ -429,7 +450,8 @@ const Estimator& local_estimator() {
   return local;
 }
 
-Decision decide(const Policy& policy, const Job& job, const Estimator& estimator) {
+namespace {
+Decision decide_submission(const Policy& policy, const Job& job, const Estimator& estimator) {
   const std::vector<std::string> parts = partitions_of(job.partition);
   if (parts.size() > kMaxJobPartitions) {
     return refuse(Verdict::kReject, Reason::kInvalidAnnotation,
@@ -533,6 +555,14 @@ Decision decide(const Policy& policy, const Job& job, const Estimator& estimator
   d.advice = std::move(advice);
   d.gpus_requested = gpus->gpus;
   check_host_ram(job, failing, job.fields.nodes, &d);
+  return d;
+}
+
+}  // namespace
+
+Decision decide(const Policy& policy, const Job& job, const Estimator& estimator) {
+  Decision d = decide_submission(policy, job, estimator);
+  note_whole_nodes(policy, job, &d);
   return d;
 }
 

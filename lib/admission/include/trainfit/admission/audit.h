@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,18 @@ constexpr size_t kMaxAuditField = 1024;
 // N counted from total (the text's full length when only a prefix is passed).
 TRAINFIT_API std::string truncated(const std::string& text, size_t most, size_t total = 0);
 TRAINFIT_API std::string audit_json(const AuditRecord& record);
+// The GPUs the job holds (the audit's gpus_held): its whole nodes' (--exclusive), else what it
+// was resized to, else what it asks for; a refused job's, had it run.
+TRAINFIT_API int64_t gpus_held(const Decision& decision);
+
+// The audit's event for a submission (job_submit), and the AdminComment stamp's last part,
+// "decision <id>" (plugin/job_submit/job_desc.cpp stamp_admin_comment).
+constexpr const char* kSubmitEvent = "submit";
+constexpr const char* kStampDecision = "decision ";
+// The decision id stamped in a job's AdminComment, read from a line that holds one (sacct -P
+// or squeue output with other columns too): the last ';'-separated part that reads
+// "decision <hex>-<n>"; "" when the line has none.
+TRAINFIT_API std::string stamped_decision_id(std::string_view line);
 
 // "79.65": printf's "%.Nf" without printf (audit lines and stamps are on the hot path); a value
 // that is not finite is written as 0.

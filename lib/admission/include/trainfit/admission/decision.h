@@ -75,6 +75,11 @@ struct Decision {
   // per node (0: none, the node's whole memory); the message warns when the first is larger.
   double host_ram_per_node_gb = 0, memory_per_node_gb = 0;
   bool host_ram_short = false;
+  // Whole nodes (--exclusive, OverSubscribe=EXCLUSIVE) with fewer GPUs named than the nodes
+  // have: Slurm allocates them all. Judged on gpus_requested; the job holds gpus_held
+  // (0: what it asks for), because of held_because ("--exclusive" or "OverSubscribe=EXCLUSIVE").
+  int64_t gpus_held = 0;
+  std::string held_because;
   // For kResize: what the job is given and the fields to write back.
   int64_t resized_to = 0;        // GPUs granted (what the message says)
   std::string new_tres_per_job, new_tres_per_node, new_tres_per_task;
