@@ -8,6 +8,7 @@
 # Usage: removal_guard_test.sh GUARD SLURM_CONF_READ
 set -u
 guard=$1 slurm_read=$2
+export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin  # as dpkg runs maintainer scripts (it requires them)
 dir=$(mktemp -d /tmp/trainfit-guard.XXXXXX)
 source "$(dirname "$0")/slurm/checks.sh"
 trap 'checks_finish true' EXIT
@@ -70,6 +71,11 @@ out=$(SLURM_CONF=$conf TRAINFIT_FORCE_REMOVE=1 sh "$guard" check 2>&1); rc=$?
 detail="rc=$rc $out"; check "TRAINFIT_FORCE_REMOVE=1: allowed, with a warning" test $rc -eq 0 -a -n "$(grep -F warning <<<"$out")"
 out=$(SLURM_CONF=$conf TRAINFIT_FORCE_REMOVE=yes sh "$guard" check 2>&1); rc=$?
 detail="rc=$rc $out"; check "TRAINFIT_FORCE_REMOVE=yes is not 1: refused" test $rc -eq 1
+# Only slurmctld loads job_submit: where there is none (a login node), nothing to refuse.
+sbin_free=$(tr ':' '\n' <<<"$PATH" | grep -v sbin | paste -sd:)
+out=$(SLURM_CONF=$conf PATH=$sbin_free sh "$guard" check 2>&1); rc=$?
+detail="rc=$rc PATH=$sbin_free $out (slurmctld here: $(command -v slurmctld))"
+check "no slurmctld on PATH: JobSubmitPlugins=trainfit does not refuse" test $rc -eq 0 -a -n "$(command -v slurmctld)"
 out=$(SLURM_CONF=$dir/absent.conf sh "$guard" check 2>&1); rc=$?
 detail="rc=$rc $out"; check "no slurm.conf: nothing to guard" test $rc -eq 0 -a -z "$out"
 write_conf $'Include missing.conf\n'

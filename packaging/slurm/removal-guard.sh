@@ -1,8 +1,7 @@
 #!/bin/sh
 # trainfit-slurm's removal guard, run by the package's prerm (Debian) and %preun (RPM) when
 # the package is removed, not when it is upgraded. slurmctld exits at start when slurm.conf's
-# JobSubmitPlugins names a plugin that is not there ("cannot create job_submit context for
-# job_submit/trainfit"), and every sbatch, salloc and srun fails when plugstack.conf has a
+# JobSubmitPlugins names a plugin that is not there, and every sbatch, salloc and srun fails when plugstack.conf has a
 # `required` line for a missing SPANK plugin: so while slurm.conf names job_submit/trainfit,
 # or a plugstack.conf line names spank_trainfit.so as `required`, the removal is refused
 # (exit 1, one message saying what to edit first); an `optional` line only warns.
@@ -19,7 +18,8 @@
 # (_handle_common); `Include FILE` (any case, at the line's start) reads FILE in place,
 # relative to the including file's directory, %c standing for ClusterName set before it.
 # JobSubmitPlugins is a comma list whose names may carry "job_submit/"
-# (src/slurmctld/job_submit.c, job_submit_plugin_init).
+# (src/slurmctld/job_submit.c, job_submit_plugin_init); it counts where slurmctld is installed
+# (a fatal "failed to initialize job_submit plugin" at start: src/slurmctld/controller.c).
 set -u
 
 tf_plugin=trainfit
@@ -105,7 +105,8 @@ tf_check() {
   tf_conf_walk "$conf" 0 "" | sed -n 's/^warning /trainfit-slurm: warning: /p' >&2
   edits=""
   plugins=$(tf_job_submit "$conf")
-  if tf_names_plugin "$plugins"; then
+  # Only slurmctld loads job_submit plugins: a login or compute node may drop them.
+  if command -v slurmctld >/dev/null 2>&1 && tf_names_plugin "$plugins"; then
     edits="remove $tf_plugin from JobSubmitPlugins=$plugins in $conf (slurmctld does not start without the plugin)"
   fi
   spank=$(tf_spank_walk "$(tf_plugstack_path "$conf")" 0)
