@@ -11,6 +11,7 @@
 
 #include "trainfit/export.h"
 #include "trainfit/request.h"
+#include "trainfit/admission/audit_fields.h"
 #include "trainfit/admission/decision.h"
 
 namespace trainfit::admission {
