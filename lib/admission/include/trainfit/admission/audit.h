@@ -23,7 +23,7 @@ struct AuditRecord {
   AuditRecord(Request&& annotation_, Decision&& decision_)
       : annotation(std::move(annotation_)), decision(std::move(decision_)) {}
   int64_t time = 0;  // seconds since the epoch
-  std::string event = "submit";  // submit | modify
+  std::string event = audit_field::kEventSubmit;  // or kEventModify
   std::string decision_id;       // also stamped on the job's AdminComment
   std::string job_id;            // modify only (a submission has no id yet)
   uint32_t uid = 0;

@@ -32,6 +32,10 @@ constexpr char kHostRamPerNodeGb[] = "host_ram_per_node_gb";
 constexpr char kMemPerNodeGb[] = "mem_per_node_gb";
 constexpr char kMessage[] = "message";
 
+// The events: a job submitted, or an update of one (scontrol update).
+constexpr char kEventSubmit[] = "submit";
+constexpr char kEventModify[] = "modify";
+
 // The action of a record that is not a check (the checks' actions are the verdicts' words,
 // to_string(Verdict)).
 constexpr char kActionExempt[] = "exempt";
