@@ -228,13 +228,15 @@ fi
 # The cluster's slurm.conf ($SLURM_CONF) has JobSubmitPlugins=trainfit and its plugstack.conf
 # the required SPANK line: slurmctld would not start, sbatch would fail, without the package.
 slurm_pkg=trainfit-slurm
-installed_state() { dpkg-query -W -f='${Status}' $slurm_pkg 2>/dev/null; }
+# The package's state alone ("installed", "not-installed"): a refused purge leaves the
+# selection at "purge" ("purge ok installed"), the package installed.
+installed_state() { dpkg-query -W -f='${db:Status-Status}' $slurm_pkg 2>/dev/null; }
 out=$(dpkg -i "$(deb $slurm_pkg)" 2>&1); rc=$?
 detail="rc=$rc $out"; check "reinstalling trainfit-slurm over itself (prerm upgrade) is not refused" test $rc -eq 0
 out=$(dpkg --purge $slurm_pkg 2>&1); rc=$?
 detail="rc=$rc $out; $(installed_state)"
 check "dpkg --purge refused while slurm.conf names the plugin: the message names JobSubmitPlugins, $SLURM_CONF and the plugstack line; still installed" \
-  test $rc -ne 0 -a "$(installed_state)" = "install ok installed" \
+  test $rc -ne 0 -a "$(installed_state)" = installed \
   -a -n "$(grep -F "JobSubmitPlugins=trainfit in $SLURM_CONF" <<<"$out" | grep -F "$dir/plugstack.conf" | grep -F TRAINFIT_FORCE_REMOVE=1)"
 detail=$(ls "$plugindir"/*_trainfit.so 2>&1); check "the refused purge left both plugins in place" \
   test -f "$plugindir/job_submit_trainfit.so" -a -f "$plugindir/spank_trainfit.so"
@@ -243,17 +245,17 @@ sed -i '/^JobSubmitPlugins=/d' "$dir/slurm.conf"
 out=$(dpkg --purge $slurm_pkg 2>&1); rc=$?
 detail="rc=$rc $out; $(installed_state)"
 check "JobSubmitPlugins removed, the required SPANK line left: still refused, naming only the plugstack line" \
-  test $rc -ne 0 -a "$(installed_state)" = "install ok installed" -a -n "$(grep -F "$dir/plugstack.conf" <<<"$out")" -a -z "$(grep -F JobSubmitPlugins <<<"$out")"
+  test $rc -ne 0 -a "$(installed_state)" = installed -a -n "$(grep -F "$dir/plugstack.conf" <<<"$out")" -a -z "$(grep -F JobSubmitPlugins <<<"$out")"
 sed -i 's/^required /optional /' "$dir/plugstack.conf"
 out=$(dpkg --purge $slurm_pkg 2>&1); rc=$?
 detail="rc=$rc $out; $(installed_state)"
 check "both lines handled (the SPANK line optional): the purge succeeds, with a warning about the optional line" \
-  test $rc -eq 0 -a "$(installed_state)" != "install ok installed" -a -n "$(grep -F warning <<<"$out" | grep -F optional)"
+  test $rc -eq 0 -a "$(installed_state)" != installed -a -n "$(grep -F warning <<<"$out" | grep -F optional)"
 cp "$dir/slurm.conf.with-plugin" "$dir/slurm.conf"; cp "$dir/plugstack.conf.with-plugin" "$dir/plugstack.conf"
 out=$(dpkg -i "$(deb $slurm_pkg)" 2>&1 && TRAINFIT_FORCE_REMOVE=1 dpkg --purge $slurm_pkg 2>&1); rc=$?
 detail="rc=$rc $out; $(installed_state)"
 check "TRAINFIT_FORCE_REMOVE=1: the purge goes ahead while slurm.conf names the plugin, with a warning" \
-  test $rc -eq 0 -a "$(installed_state)" != "install ok installed" -a -n "$(grep -F "TRAINFIT_FORCE_REMOVE=1" <<<"$out" | grep -F warning)"
+  test $rc -eq 0 -a "$(installed_state)" != installed -a -n "$(grep -F "TRAINFIT_FORCE_REMOVE=1" <<<"$out" | grep -F warning)"
 out=$(dpkg -i "$(deb $slurm_pkg)" 2>&1); rc=$?  # back, for the purge at exit
 detail="rc=$rc $out"; check "trainfit-slurm installed again" test $rc -eq 0
 
