@@ -82,6 +82,11 @@ write_conf $'Include missing.conf\n'
 out=$(SLURM_CONF=$conf sh "$guard" check 2>&1); rc=$?
 detail="rc=$rc $out"; check "an unreadable Include: allowed, with a warning naming it" test $rc -eq 0 -a -n "$(grep -F "$dir/missing.conf" <<<"$out")"
 
+# SLURM_CONF a bare name (relative to the current directory): its Include is read beside it.
+write_conf $'Include extra.conf\n'
+out=$(cd "$dir" && SLURM_CONF=slurm.conf sh "$guard" check 2>&1); rc=$?
+detail="rc=$rc $out"; check "SLURM_CONF=slurm.conf (relative): its Include is followed, refused" test $rc -eq 1
+
 # plugstack.conf: beside slurm.conf unless PlugStackConfig says otherwise (libslurm agrees on
 # the setting); `required` refuses, `optional` warns, comments and other plugins do not count.
 spank() {  # PLUGSTACK_TEXT -> the guard's rc and output, slurm.conf without JobSubmitPlugins

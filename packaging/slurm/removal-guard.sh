@@ -27,6 +27,9 @@ tf_spank_so=spank_trainfit.so
 tf_force_var=TRAINFIT_FORCE_REMOVE
 tf_max_depth=16  # Include nesting followed; a loop stops here
 
+# The directory of FILE, where its relative Includes are read from ("." for a bare name).
+tf_dir_of() { case $1 in */*) echo "${1%/*}" ;; *) echo . ;; esac; }
+
 # slurm.conf's logical lines: comments cut, continuations joined, escapes dropped.
 tf_conf_lines() {
   sed -E -e ':join' \
@@ -56,7 +59,7 @@ tf_conf_walk() {
       clustername) cluster=$(printf '%s' "$value" | tr '[:upper:]' '[:lower:]'); echo "$key $value" ;;
       include)
         path=$(printf '%s' "$value" | sed "s|%c|$cluster|g")
-        case $path in /*) ;; *) path=${1%/*}/$path ;; esac
+        case $path in /*) ;; *) path=$(tf_dir_of "$1")/$path ;; esac
         (tf_conf_walk "$path" $(($2 + 1)) "$cluster") ;;
       *) echo "$key $value" ;;
     esac
@@ -86,7 +89,7 @@ tf_spank_walk() {
     case $kind in
       required|optional) [ "${plugin##*/}" = "$tf_spank_so" ] && echo "$kind $1" ;;
       include)
-        case $plugin in /*) glob=$plugin ;; *) glob=${1%/*}/$plugin ;; esac
+        case $plugin in /*) glob=$plugin ;; *) glob=$(tf_dir_of "$1")/$plugin ;; esac
         for f in $glob; do [ -f "$f" ] && (tf_spank_walk "$f" $(($2 + 1))); done ;;
     esac
   done
@@ -96,7 +99,7 @@ tf_spank_walk() {
 # PlugStackConfig, else plugstack.conf beside slurm.conf (read_config.c, get_extra_conf_path).
 tf_plugstack_path() {
   path=$(tf_conf_walk "$1" 0 "" | sed -n 's/^plugstackconfig //p' | tail -n 1 | sed 's/^"//; s/"$//')
-  [ -n "$path" ] && echo "$path" || echo "${1%/*}/plugstack.conf"
+  [ -n "$path" ] && echo "$path" || echo "$(tf_dir_of "$1")/plugstack.conf"
 }
 
 tf_check() {
