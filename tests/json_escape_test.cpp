@@ -38,6 +38,16 @@ TEST(Utf8CodePoint, EachLength) {
   EXPECT_EQ(utf8_code_point("\xF4\x8F\xBF\xBF", 0, 4), U'\U0010FFFF');  // the last code point
 }
 
+TEST(Utf8Continuation, OnlyTenXxxxxxBytes) {
+  int continuations = 0;
+  for (int b = 0; b < 256; ++b) continuations += is_utf8_continuation(static_cast<unsigned char>(b));
+  EXPECT_EQ(continuations, 64);  // 0x80..0xBF
+  EXPECT_TRUE(is_utf8_continuation(0x80));
+  EXPECT_TRUE(is_utf8_continuation(0xBF));
+  EXPECT_FALSE(is_utf8_continuation(0x7F));
+  EXPECT_FALSE(is_utf8_continuation(0xC0));
+}
+
 TEST(Utf8CodePoint, ReplacementCharacterIsUFFFD) {
   EXPECT_EQ(utf8_code_point(kUtf8Replacement, 0, kUtf8Replacement.size()), U'\uFFFD');
 }

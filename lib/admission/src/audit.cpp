@@ -10,6 +10,7 @@
 #include "trainfit/admission.h"
 #include "trainfit/admission/audit_log.h"
 #include "trainfit/util/text.h"
+#include "trainfit/util/utf8.h"
 
 namespace trainfit::admission {
 namespace {
@@ -91,7 +92,7 @@ std::string truncated(const std::string& text, size_t most, size_t total) {
   total = std::max(total, text.size());
   if (total <= most) return text;
   size_t cut = std::min(most, text.size());
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a character
+  while (cut > 0 && is_utf8_continuation(static_cast<unsigned char>(text[cut]))) --cut;  // not inside a character
   return text.substr(0, cut) + "…[truncated " + std::to_string(total - cut) + " bytes]";
 }
 
