@@ -4,7 +4,9 @@
 # INSTALLED plugins (PluginDir left at Slurm's default, the SPANK line taken from the
 # installed example), real sbatch submissions accepted, rejected and resized; the RPM built
 # with rpmbuild -ta (--nodeps: its BuildRequires are RHEL's names) where rpmbuild exists and
-# its file list checked. The packages are purged (dpkg --purge) and the user trainfit deleted
+# its file list checked. trainfit-slurm's removal guard: dpkg --purge refused while the
+# cluster's slurm.conf names the plugin (JobSubmitPlugins, a required SPANK line), allowed once
+# both are gone, or with TRAINFIT_FORCE_REMOVE=1; a reinstall over itself never refused. The packages are purged (dpkg --purge) and the user trainfit deleted
 # (when this test created it) at exit, whatever happened.
 # Usage: install_test.sh [WORKDIR]   (WORKDIR: where .deb/.rpm files are built, kept)
 # TRAINFIT_DEBS=DIR, TRAINFIT_RPMS=DIR: use the packages already in DIR instead of building them (the build
@@ -24,7 +26,8 @@ finish() {
   cluster_stop "$dir"
   if ((${#installed[@]})); then
     # --purge: dpkg -r alone leaves the conffiles (/etc/logrotate.d/trainfit-slurm) and the unit's state.
-    dpkg --purge "${installed[@]}" >/dev/null 2>&1 || echo "install_test.sh: dpkg --purge ${installed[*]} failed" >&2
+    # (forced: the cluster's slurm.conf may still name the plugin when a check below failed)
+    TRAINFIT_FORCE_REMOVE=1 dpkg --purge "${installed[@]}" >/dev/null 2>&1 || echo "install_test.sh: dpkg --purge ${installed[*]} failed" >&2
     for p in "${installed[@]}"; do
       st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
       [[ -z $st || $st == *not-installed* ]] || fail "$p not purged: $st"
@@ -221,6 +224,41 @@ if [[ -f $dir/logrotate/trainfit-slurm ]]; then  # rotate under the running plug
     test $rc -eq 0 -a -f "$dir/audit.jsonl.1" -a "$(wc -l < "$dir/audit.jsonl.1")" -eq "$lines" -a "$(wc -l < "$dir/audit.jsonl" 2>/dev/null || echo 0)" -eq 1
 fi
 
+# ---- Removal while Slurm still loads the plugins ----
+# The cluster's slurm.conf ($SLURM_CONF) has JobSubmitPlugins=trainfit and its plugstack.conf
+# the required SPANK line: slurmctld would not start, sbatch would fail, without the package.
+slurm_pkg=trainfit-slurm
+# The package's state alone ("installed", "not-installed"): a refused purge leaves the
+# selection at "purge" ("purge ok installed"), the package installed.
+installed_state() { dpkg-query -W -f='${db:Status-Status}' $slurm_pkg 2>/dev/null; }
+out=$(dpkg -i "$(deb $slurm_pkg)" 2>&1); rc=$?
+detail="rc=$rc $out"; check "reinstalling trainfit-slurm over itself (prerm upgrade) is not refused" test $rc -eq 0
+out=$(dpkg --purge $slurm_pkg 2>&1); rc=$?
+detail="rc=$rc $out; $(installed_state)"
+check "dpkg --purge refused while slurm.conf names the plugin: the message names JobSubmitPlugins, $SLURM_CONF and the plugstack line; still installed" \
+  test $rc -ne 0 -a "$(installed_state)" = installed \
+  -a -n "$(grep -F "JobSubmitPlugins=trainfit in $SLURM_CONF" <<<"$out" | grep -F "$dir/plugstack.conf" | grep -F TRAINFIT_FORCE_REMOVE=1)"
+detail=$(ls "$plugindir"/*_trainfit.so 2>&1); check "the refused purge left both plugins in place" \
+  test -f "$plugindir/job_submit_trainfit.so" -a -f "$plugindir/spank_trainfit.so"
+cp "$dir/slurm.conf" "$dir/slurm.conf.with-plugin"; cp "$dir/plugstack.conf" "$dir/plugstack.conf.with-plugin"
+sed -i '/^JobSubmitPlugins=/d' "$dir/slurm.conf"
+out=$(dpkg --purge $slurm_pkg 2>&1); rc=$?
+detail="rc=$rc $out; $(installed_state)"
+check "JobSubmitPlugins removed, the required SPANK line left: still refused, naming only the plugstack line" \
+  test $rc -ne 0 -a "$(installed_state)" = installed -a -n "$(grep -F "$dir/plugstack.conf" <<<"$out")" -a -z "$(grep -F JobSubmitPlugins <<<"$out")"
+sed -i 's/^required /optional /' "$dir/plugstack.conf"
+out=$(dpkg --purge $slurm_pkg 2>&1); rc=$?
+detail="rc=$rc $out; $(installed_state)"
+check "both lines handled (the SPANK line optional): the purge succeeds, with a warning about the optional line" \
+  test $rc -eq 0 -a "$(installed_state)" != installed -a -n "$(grep -F warning <<<"$out" | grep -F optional)"
+cp "$dir/slurm.conf.with-plugin" "$dir/slurm.conf"; cp "$dir/plugstack.conf.with-plugin" "$dir/plugstack.conf"
+out=$(dpkg -i "$(deb $slurm_pkg)" 2>&1 && TRAINFIT_FORCE_REMOVE=1 dpkg --purge $slurm_pkg 2>&1); rc=$?
+detail="rc=$rc $out; $(installed_state)"
+check "TRAINFIT_FORCE_REMOVE=1: the purge goes ahead while slurm.conf names the plugin, with a warning" \
+  test $rc -eq 0 -a "$(installed_state)" != installed -a -n "$(grep -F "TRAINFIT_FORCE_REMOVE=1" <<<"$out" | grep -F warning)"
+out=$(dpkg -i "$(deb $slurm_pkg)" 2>&1); rc=$?  # back, for the purge at exit
+detail="rc=$rc $out"; check "trainfit-slurm installed again" test $rc -eq 0
+
 # ---- RPM ----
 rpmdir=${TRAINFIT_RPMS:-}
 if [[ -z $rpmdir && ${TRAINFIT_RPM:-1} != 0 ]] && command -v rpmbuild >/dev/null; then
@@ -251,4 +289,8 @@ if [[ -n $rpmdir ]]; then
   check "rpm trainfit-slurm: version names Slurm $slurm_version, requires exactly it" \
     test -n "$(grep -x "slurm = $slurm_version" <<<"$detail")" -a -n "$(grep -x "$version+slurm$slurm_version" <<<"$detail")"
   detail=$(rpm -qp --scripts "$(rpm_file trainfit)" 2>&1); check "rpm trainfit: %pre creates the user trainfit" grep -q "useradd -r -g trainfit" <<<"$detail"
+  detail=$(rpm -qp --scripts "$(rpm_file trainfit-slurm)" 2>&1)
+  check "rpm trainfit-slurm: %preun runs the removal guard on erase only (\$1 = 0)" \
+    test -n "$(grep -F 'removal-guard.sh check' <<<"$detail")" -a -n "$(grep -F '"$1" -eq 0' <<<"$detail")" \
+    -a -n "$(grep -x /usr/share/trainfit/removal-guard.sh <<<"$slurm")"
 fi

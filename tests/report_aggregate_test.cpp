@@ -26,7 +26,7 @@ Record record(Action action, const std::string& user, int64_t gpus) {
 Record oom(Action action, const std::string& user, int64_t gpus, std::optional<int64_t> min_gpus,
            std::optional<int64_t> time_limit_min) {
   Record r = record(action, user, gpus);
-  r.reason = kOomReason;
+  r.reason = oom_reason();
   r.min_gpus = min_gpus;
   r.time_limit_min = time_limit_min;
   return r;

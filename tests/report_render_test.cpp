@@ -25,7 +25,7 @@ Record oom(Action action, int64_t gpus, std::optional<int64_t> time_limit_min) {
   r.action = action;
   r.user = "alice";
   r.model = "llama3-70b";
-  r.reason = kOomReason;
+  r.reason = oom_reason();
   r.gpus_requested = gpus;
   r.min_gpus = gpus * 2;
   r.time_limit_min = time_limit_min;

@@ -192,7 +192,7 @@ class Reader {
   // trainfit cannot tell a --test-only probe, or a job Slurm refused after it, from a job.
   bool unconfirmed(const Record& r) const {
     const bool stamped = r.action == Action::kAccept || r.action == Action::kWarn || r.action == Action::kResize;
-    return r.event == admission::kSubmitEvent && stamped && stamped_ids_.count(r.decision_id) == 0;
+    return r.event == admission::audit_field::kEventSubmit && stamped && stamped_ids_.count(r.decision_id) == 0;
   }
 
   void warn(const std::string& path, int64_t n, const std::string& why) {

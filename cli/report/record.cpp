@@ -10,6 +10,7 @@ namespace trainfit::cli::report {
 namespace {
 
 using nlohmann::json;
+namespace field = admission::audit_field;
 
 constexpr Action kAllActions[] = {Action::kAccept, Action::kWarn,   Action::kReject,
                                   Action::kResize, Action::kExempt, Action::kUnchecked};
@@ -22,8 +23,8 @@ const char* verdict_word(Action a) {
     case Action::kWarn: return admission::to_string(Verdict::kWarn);
     case Action::kReject: return admission::to_string(Verdict::kReject);
     case Action::kResize: return admission::to_string(Verdict::kResize);
-    case Action::kExempt: return "exempt";        // audit.cpp's own words for the
-    case Action::kUnchecked: return "unchecked";  // records that are not checks
+    case Action::kExempt: return admission::audit_field::kActionExempt;
+    case Action::kUnchecked: return admission::audit_field::kActionUnchecked;
   }
   return "?";
 }
@@ -64,15 +65,17 @@ Result<std::optional<double>> gib(const json& j, const char* key) {
 }
 
 Result<std::vector<Change>> advice_of(const json& j) {
+  using field::kAdvice, field::kAdviceField, field::kAdviceValue;
   std::vector<Change> advice;
-  const auto it = j.find("advice");
+  const auto it = j.find(kAdvice);
   if (it == j.end() || it->is_null()) return advice;
-  if (!it->is_array()) return make_error(ErrorCode::kInvalidValue, "advice", "field 'advice' is not a list");
+  if (!it->is_array()) return make_error(ErrorCode::kInvalidValue, kAdvice, std::string("field '") + kAdvice + "' is not a list");
   for (const json& change : *it) {
-    if (!change.is_object() || !change.value("field", json()).is_string() || !change.value("value", json()).is_string()) {
-      return make_error(ErrorCode::kInvalidValue, "advice", "field 'advice' holds an entry that is not {field, value}");
+    if (!change.is_object() || !change.value(kAdviceField, json()).is_string() || !change.value(kAdviceValue, json()).is_string()) {
+      return make_error(ErrorCode::kInvalidValue, kAdvice,
+                        std::string("field '") + kAdvice + "' holds an entry that is not {" + kAdviceField + ", " + kAdviceValue + "}");
     }
-    advice.push_back(Change{change["field"].get<std::string>(), change["value"].get<std::string>()});
+    advice.push_back(Change{change[kAdviceField].get<std::string>(), change[kAdviceValue].get<std::string>()});
   }
   return advice;
 }
@@ -96,17 +99,17 @@ void read_annotation(Record* r) {
 
 // time and action first: a line without them is not a record, whatever else it holds.
 Result<bool> time_and_action(const json& j, Record* r) {
-  const Result<std::string> time = text(j, "time");
+  const Result<std::string> time = text(j, field::kTime);
   if (!time) return time.error();
-  const Result<std::string> action = text(j, "action");
+  const Result<std::string> action = text(j, field::kAction);
   if (!action) return action.error();
-  if (time->empty()) return make_error(ErrorCode::kMissing, "time", "no field 'time'");
+  if (time->empty()) return make_error(ErrorCode::kMissing, field::kTime, std::string("no field '") + field::kTime + "'");
   if (!parse_utc(*time, false, &r->time)) {
-    return make_error(ErrorCode::kInvalidValue, "time", "time '" + *time + "' is not YYYY-MM-DDTHH:MM:SSZ");
+    return make_error(ErrorCode::kInvalidValue, field::kTime, std::string(field::kTime) + " '" + *time + "' is not YYYY-MM-DDTHH:MM:SSZ");
   }
-  if (action->empty()) return make_error(ErrorCode::kMissing, "action", "no field 'action'");
+  if (action->empty()) return make_error(ErrorCode::kMissing, field::kAction, std::string("no field '") + field::kAction + "'");
   if (!action_of(*action, &r->action)) {
-    return make_error(ErrorCode::kInvalidValue, "action", "action '" + *action + "' is not one the audit log writes");
+    return make_error(ErrorCode::kInvalidValue, field::kAction, std::string(field::kAction) + " '" + *action + "' is not one the audit log writes");
   }
   return true;
 }
@@ -114,28 +117,29 @@ Result<bool> time_and_action(const json& j, Record* r) {
 // The other fields, checked in this order: the first problem is the one reported.
 Result<bool> other_fields(const json& j, Record* r) {
   const std::pair<const char*, std::string*> texts[] = {
-      {"event", &r->event}, {"user", &r->user}, {"account", &r->account}, {"partition", &r->partition},
-      {"qos", &r->qos},     {"gpu", &r->gpu},   {"reason", &r->reason},   {"annotation", &r->annotation},
-      {"decision_id", &r->decision_id}};
+      {field::kEvent, &r->event}, {field::kUser, &r->user}, {field::kAccount, &r->account},
+      {field::kPartition, &r->partition}, {field::kQos, &r->qos}, {field::kGpu, &r->gpu},
+      {field::kReason, &r->reason}, {field::kAnnotation, &r->annotation},
+      {field::kDecisionId, &r->decision_id}};
   for (const auto& [key, out] : texts) {
     Result<std::string> value = text(j, key);
     if (!value) return value.error();
     *out = std::move(value).value();
   }
   std::optional<int64_t> gpus;
-  const std::pair<const char*, std::optional<int64_t>*> counts[] = {{"gpus_requested", &gpus},
-                                                                    {"min_gpus_to_fit", &r->min_gpus},
-                                                                    {"resized_to", &r->resized_to},
-                                                                    {"time_limit_min", &r->time_limit_min},
-                                                                    {"gpus_held", &r->gpus_held}};
+  const std::pair<const char*, std::optional<int64_t>*> counts[] = {{field::kGpusRequested, &gpus},
+                                                                    {field::kMinGpusToFit, &r->min_gpus},
+                                                                    {field::kResizedTo, &r->resized_to},
+                                                                    {field::kTimeLimitMin, &r->time_limit_min},
+                                                                    {field::kGpusHeld, &r->gpus_held}};
   for (const auto& [key, out] : counts) {
     const Result<std::optional<int64_t>> value = count(j, key);
     if (!value) return value.error();
     *out = *value;
   }
   r->gpus_requested = gpus.value_or(0);
-  for (const auto& [key, out] : {std::make_pair("host_ram_per_node_gb", &r->host_ram_per_node_gb),
-                                 std::make_pair("mem_per_node_gb", &r->mem_per_node_gb)}) {
+  for (const auto& [key, out] : {std::make_pair(field::kHostRamPerNodeGb, &r->host_ram_per_node_gb),
+                                 std::make_pair(field::kMemPerNodeGb, &r->mem_per_node_gb)}) {
     const Result<std::optional<double>> value = gib(j, key);
     if (!value) return value.error();
     *out = *value;
@@ -159,6 +163,8 @@ bool digits(const std::string& s, size_t at, size_t n, int* out) {
 }  // namespace
 
 const char* to_string(Action action) { return verdict_word(action); }
+
+const char* oom_reason() { return admission::to_string(admission::Reason::kTooFewGpus); }
 
 Result<Record> parse_record(const std::string& line) {
   const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);

@@ -36,8 +36,8 @@ struct Record {
 };
 
 // The reason audit.cpp writes for a job that does not fit on the GPUs it asks for.
-constexpr const char* kOomReason = "too_few_gpus";
-inline bool is_oom(const Record& r) { return r.reason == kOomReason; }
+const char* oom_reason();
+inline bool is_oom(const Record& r) { return r.reason == oom_reason(); }
 
 // Parses one line, or says what is wrong with it ("no field 'action'"), the field named.
 Result<Record> parse_record(const std::string& line);

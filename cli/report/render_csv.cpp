@@ -71,10 +71,10 @@ void render_csv(const Report& r, std::ostream& out) {
   for (size_t i = 0; i < std::size(kDimensions); ++i) {
     for (const auto& [key, counts] : r.by[i]) csv.counts("by", to_string(kDimensions[i]), key, counts);
   }
-  csv.oom("reject", r.rejected);
-  csv.oom("warn", r.warned);
-  csv.row("gpus", "resize", "", "jobs", std::to_string(r.resized));
-  csv.row("gpus", "resize", "", "gpus_added", std::to_string(r.gpus_added_by_resize));
+  csv.oom(to_string(Action::kReject), r.rejected);
+  csv.oom(to_string(Action::kWarn), r.warned);
+  csv.row("gpus", to_string(Action::kResize), "", "jobs", std::to_string(r.resized));
+  csv.row("gpus", to_string(Action::kResize), "", "gpus_added", std::to_string(r.gpus_added_by_resize));
   csv.row("host_ram", "", "", "jobs", std::to_string(r.host_ram.jobs));
   csv.row("host_ram", "", "", "over_memory_request", std::to_string(r.host_ram.over_memory_request));
   csv.row("host_ram", "", "", "largest_per_node_gb", hours_text(r.host_ram.largest_per_node_gb));

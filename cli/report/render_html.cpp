@@ -82,20 +82,20 @@ void head(const Report& r, Page& page) {
 
 void cards(const Report& r, Page& page) {
   page.out() << "<div class=\"cards\">";
-  auto count = [&](const char* css, const char* label, Action a) {
-    page.card(css, label, std::to_string(r.totals.of(a)), r.totals.of(a) == 0);
+  auto count = [&](const char* label, Action a) {  // styled by the action's word
+    page.card(to_string(a), label, std::to_string(r.totals.of(a)), r.totals.of(a) == 0);
   };
   page.card("", "checked", std::to_string(r.totals.checked()));
-  count("accept", "accepted", Action::kAccept);
-  count("warn", "warned", Action::kWarn);
-  count("reject", "rejected", Action::kReject);
-  count("resize", "resized", Action::kResize);
+  count("accepted", Action::kAccept);
+  count("warned", Action::kWarn);
+  count("rejected", Action::kReject);
+  count("resized", Action::kResize);
   page.card("", "exempt / unchecked",
             std::to_string(r.totals.of(Action::kExempt)) + " / " + std::to_string(r.totals.of(Action::kUnchecked)));
   // Saved hours are good news, never an alarm; hours at risk (warned jobs that ran) are.
   page.card("", "GPU-hours saved", shown_hours(r.rejected.gpu_hours));
-  page.card("warn", "GPU-hours at risk", shown_hours(r.warned.gpu_hours), r.warned.gpu_hours == 0);
-  page.card("resize", "GPUs added by resizes", std::to_string(r.gpus_added_by_resize), r.gpus_added_by_resize == 0);
+  page.card(to_string(Action::kWarn), "GPU-hours at risk", shown_hours(r.warned.gpu_hours), r.warned.gpu_hours == 0);
+  page.card(to_string(Action::kResize), "GPUs added by resizes", std::to_string(r.gpus_added_by_resize), r.gpus_added_by_resize == 0);
   page.out() << "</div>\n";
 }
 

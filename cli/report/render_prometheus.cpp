@@ -50,8 +50,9 @@ void by_action(Metrics& m, const Report& r, Dimension d, const char* name, const
 }
 
 void oom(Metrics& m, const Report& r) {
-  const std::pair<const char*, const OomGpus*> both[] = {{"reject", &r.rejected}, {"warn", &r.warned}};
-  m.family("trainfit_audit_oom_jobs", "Jobs refused or warned because they do not fit in GPU memory (too_few_gpus).");
+  const std::pair<const char*, const OomGpus*> both[] = {{to_string(Action::kReject), &r.rejected},
+                                                          {to_string(Action::kWarn), &r.warned}};
+  m.family("trainfit_audit_oom_jobs", std::string("Jobs refused or warned because they do not fit in GPU memory (") + oom_reason() + ").");
   for (const auto& [action, g] : both) m.sample({{"action", action}}, g->jobs);
   m.family("trainfit_audit_oom_gpus_requested", "GPUs those jobs asked for.");
   for (const auto& [action, g] : both) m.sample({{"action", action}}, g->gpus_requested);

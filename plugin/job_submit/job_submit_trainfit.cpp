@@ -155,7 +155,7 @@ int finish(const char* event, job_desc_msg_t* d, uint32_t uid, Job&& job, Decisi
   const bool audited = decision.verdict != Verdict::kPass || decision.unchecked || (decision.exempt && job.annotation.found);
   if (!audited) return SLURM_SUCCESS;
   std::string id = next_decision_id();
-  const bool submit = std::strcmp(event, kSubmitEvent) == 0;
+  const bool submit = std::strcmp(event, admission::audit_field::kEventSubmit) == 0;
   if (!submit && !decision.message.empty()) {
     slurm_info("job_submit/trainfit: %s update by uid %u: %s", to_string(decision.verdict), uid,
                printable(decision.message).c_str());
@@ -189,7 +189,7 @@ int check_submit(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   Job job = job_from_submission(d, uid);
   if (g_fail_decisions) throw std::runtime_error("TRAINFIT_FAIL_DECISIONS is set (a test hook)");
   Decision decision = decide(loaded->policy, job);
-  return finish(kSubmitEvent, d, uid, std::move(job), std::move(decision), loaded, err_msg);
+  return finish(admission::audit_field::kEventSubmit, d, uid, std::move(job), std::move(decision), loaded, err_msg);
 }
 
 int check_update(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
@@ -201,7 +201,7 @@ int check_update(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   // trainfit.conf `operators` (Slurm's AdminLevel lives in slurmdbd, out of the plugin's reach).
   update.by_operator = uid == 0 || uid == g_slurm_user || loaded->policy.operator_uids.count(uid) > 0;
   Decision decision = decide_update(loaded->policy, update);
-  return finish("modify", d, uid, std::move(update.job), std::move(decision), loaded, err_msg);
+  return finish(admission::audit_field::kEventModify, d, uid, std::move(update.job), std::move(decision), loaded, err_msg);
 }
 
 bool fail_open() {

@@ -10,6 +10,7 @@
 #include "trainfit/admission.h"
 #include "trainfit/admission/audit_log.h"
 #include "trainfit/util/text.h"
+#include "trainfit/util/utf8.h"
 
 namespace trainfit::admission {
 namespace {
@@ -49,9 +50,10 @@ class Line {
     field(key);
     out_ += '[';
     for (const Change& c : changes) {
-      out_ += out_.back() == '[' ? "{\"field\":" : ",{\"field\":";
+      out_ += out_.back() == '[' ? "{" : ",{";
+      field(audit_field::kAdviceField, false);
       append_json_string(out_, c.field, kMaxAuditField);
-      out_ += ",\"value\":";
+      field(audit_field::kAdviceValue);
       append_json_string(out_, c.value, kMaxAuditField);
       out_ += '}';
     }
@@ -61,8 +63,9 @@ class Line {
   std::string done() { return out_ + "}"; }
 
  private:
-  void field(const char* key) {
-    out_ += out_.empty() ? "{\"" : ",\"";
+  // "key": opening the line, after a comma, or (comma false) first in an advice entry.
+  void field(const char* key, bool comma = true) {
+    out_ += out_.empty() ? "{\"" : comma ? ",\"" : "\"";
     out_ += key;
     out_ += "\":";
   }
@@ -124,7 +127,7 @@ std::string truncated(const std::string& text, size_t most, size_t total) {
   total = std::max(total, text.size());
   if (total <= most) return text;
   size_t cut = std::min(most, text.size());
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a character
+  while (cut > 0 && is_utf8_continuation(static_cast<unsigned char>(text[cut]))) --cut;  // not inside a character
   return text.substr(0, cut) + "…[truncated " + std::to_string(total - cut) + " bytes]";
 }
 
@@ -133,34 +136,35 @@ void append_fixed(std::string& out, double value, int decimals) {
 }
 
 std::string audit_json(const AuditRecord& r) {
+  using namespace audit_field;
   const Decision& d = r.decision;
   Line line;
-  line.text("time", utc(r.time))
-      .text("event", r.event)
-      .text("decision_id", r.decision_id)
-      .text("job_id", r.job_id)
-      .number("uid", r.uid)
-      .text("user", r.user)
-      .text("account", r.account)
-      .text("partition", r.partition)
-      .text("qos", r.qos)
-      .text("job_name", r.job_name)
-      .text("gpu_request", r.gpu_request)
-      .text("annotation", describe(r.annotation))
-      .number("gpus_requested", d.gpus_requested)
-      .text("gpu", d.gpu)
-      .gib("predicted_per_gpu_gb", d.per_gpu_gb)
-      .gib("capacity_gb", d.capacity_gb)
-      .text("action", d.exempt ? "exempt" : d.unchecked ? "unchecked" : to_string(d.verdict))
-      .text("reason", to_string(d.reason))
-      .count_or_null("min_gpus_to_fit", d.min_gpus)
-      .count_or_null("resized_to", d.resized_to)
-      .count_or_null("time_limit_min", r.time_limit_minutes)
-      .changes("advice", d.advice)
-      .gib_or_null("host_ram_per_node_gb", d.host_ram_per_node_gb)
-      .gib_or_null("mem_per_node_gb", d.memory_per_node_gb)
-      .text("message", d.message, 4 * kMaxAuditField + 64)
-      .number("gpus_held", gpus_held(d));
+  line.text(kTime, utc(r.time))
+      .text(kEvent, r.event)
+      .text(kDecisionId, r.decision_id)
+      .text(kJobId, r.job_id)
+      .number(kUid, r.uid)
+      .text(kUser, r.user)
+      .text(kAccount, r.account)
+      .text(kPartition, r.partition)
+      .text(kQos, r.qos)
+      .text(kJobName, r.job_name)
+      .text(kGpuRequest, r.gpu_request)
+      .text(kAnnotation, describe(r.annotation))
+      .number(kGpusRequested, d.gpus_requested)
+      .text(kGpu, d.gpu)
+      .gib(kPredictedPerGpuGb, d.per_gpu_gb)
+      .gib(kCapacityGb, d.capacity_gb)
+      .text(kAction, d.exempt ? kActionExempt : d.unchecked ? kActionUnchecked : to_string(d.verdict))
+      .text(kReason, to_string(d.reason))
+      .count_or_null(kMinGpusToFit, d.min_gpus)
+      .count_or_null(kResizedTo, d.resized_to)
+      .count_or_null(kTimeLimitMin, r.time_limit_minutes)
+      .changes(kAdvice, d.advice)
+      .gib_or_null(kHostRamPerNodeGb, d.host_ram_per_node_gb)
+      .gib_or_null(kMemPerNodeGb, d.memory_per_node_gb)
+      .text(kMessage, d.message, 4 * kMaxAuditField + 64)
+      .number(kGpusHeld, gpus_held(d));
   return line.done();
 }
 

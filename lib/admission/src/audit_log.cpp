@@ -3,6 +3,7 @@
 
 #include "internal.h"
 #include "trainfit/util/clock.h"
+#include "trainfit/util/json_escape.h"
 #include "trainfit/util/utf8.h"
 
 #include <fcntl.h>
@@ -236,26 +237,9 @@ Error AuditLog::append_problem(const std::string& reason) const {
 
 namespace {
 
-constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
-constexpr char kHex[] = "0123456789abcdef";
 
 // Printable ASCII that goes into a JSON string as it is.
 bool plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
-
-void append_escape(std::string& out, unsigned char c) {
-  switch (c) {
-    case '"': out += "\\\""; return;
-    case '\\': out += "\\\\"; return;
-    case '\n': out += "\\n"; return;
-    case '\r': out += "\\r"; return;
-    case '\t': out += "\\t"; return;
-    case '\b': out += "\\b"; return;
-    case '\f': out += "\\f"; return;
-    default: break;
-  }
-  const char code[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
-  out.append(code, sizeof code);
-}
 
 }  // namespace
 
@@ -274,13 +258,13 @@ void append_json_string(std::string& out, const std::string& text, size_t max_by
     at = run;
     if (at == limit) break;
     if (bytes[at] < 0x80) {
-      append_escape(out, bytes[at++]);
+      out += json_escape(bytes[at++]).view();
       continue;
     }
     const Utf8Sequence step = utf8_sequence(text, at);
     if (at + step.length > limit) break;  // would not fit whole: cut before it
     if (step.valid) out.append(text, at, step.length);
-    else out += kReplacement;
+    else out += kUtf8Replacement;
     at += step.length;
   }
   if (at < size) {

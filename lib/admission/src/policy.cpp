@@ -11,6 +11,8 @@
 namespace trainfit::admission {
 namespace {
 
+constexpr Action kActions[] = {Action::kReject, Action::kResize, Action::kWarn};
+
 // "trainfit.conf line N: ...": the field is the key when the line has one.
 Error conf_error(int line, const std::string& message, const std::string& key = "trainfit.conf") {
   return located_error(ErrorCode::kInvalidValue, key, "trainfit.conf line " + std::to_string(line), line, message);
@@ -64,12 +66,13 @@ const std::vector<std::pair<std::string, Setter>>& partition_keys() {
   static const std::vector<std::pair<std::string, Setter>> keys = {
       {"action",
        [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
-         const std::string a = lower(v);
-         if (a == "reject") p.action = Action::kReject;
-         else if (a == "resize") p.action = Action::kResize;
-         else if (a == "warn") p.action = Action::kWarn;
-         else return invalid("action", "action='" + v + "' is not valid; accepted: reject|resize|warn");
-         return true;
+         const std::string word = lower(v);
+         std::string accepted;
+         for (Action a : kActions) {
+           if (word == to_string(a)) return p.action = a, true;
+           accepted += (accepted.empty() ? "" : "|") + std::string(to_string(a));
+         }
+         return invalid("action", "action='" + v + "' is not valid; accepted: " + accepted);
        }},
       {"resize_max_gpus",
        [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
@@ -166,8 +169,9 @@ std::vector<std::string> policy_keys() {
   return out;
 }
 
+// A partition's action is named by the verdict it gives a job that does not fit.
 const char* to_string(Action action) {
-  return action == Action::kReject ? "reject" : action == Action::kResize ? "resize" : "warn";
+  return to_string(action == Action::kReject ? Verdict::kReject : action == Action::kResize ? Verdict::kResize : Verdict::kWarn);
 }
 
 const PartitionPolicy& Policy::for_partition(const std::string& partition) const {

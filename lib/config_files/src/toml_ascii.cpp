@@ -2,33 +2,10 @@
 
 #include <cstdio>
 
+#include "trainfit/util/utf8.h"
+
 namespace trainfit::config_files {
 namespace {
-
-// The code point of a well-formed UTF-8 sequence at text[i] (Unicode 15, Table 3-7: no
-// overlong forms, no surrogates, at most U+10FFFF), and its length; 0 when ill-formed.
-size_t decode_utf8(const std::string& text, size_t i, char32_t* code) {
-  const auto byte = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
-  const unsigned b0 = byte(0);
-  const auto tail = [&](size_t k, unsigned lo, unsigned hi) { return byte(k) >= lo && byte(k) <= hi; };
-  if (b0 >= 0xC2 && b0 <= 0xDF && tail(1, 0x80, 0xBF)) {
-    *code = ((b0 & 0x1Fu) << 6) | (byte(1) & 0x3Fu);
-    return 2;
-  }
-  if (b0 >= 0xE0 && b0 <= 0xEF) {
-    const unsigned lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;
-    if (!tail(1, lo, hi) || !tail(2, 0x80, 0xBF)) return 0;
-    *code = ((b0 & 0x0Fu) << 12) | ((byte(1) & 0x3Fu) << 6) | (byte(2) & 0x3Fu);
-    return 3;
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4) {
-    const unsigned lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;
-    if (!tail(1, lo, hi) || !tail(2, 0x80, 0xBF) || !tail(3, 0x80, 0xBF)) return 0;
-    *code = ((b0 & 0x07u) << 18) | ((byte(1) & 0x3Fu) << 12) | ((byte(2) & 0x3Fu) << 6) | (byte(3) & 0x3Fu);
-    return 4;
-  }
-  return 0;
-}
 
 std::string escape_of(char32_t code) {
   char out[16];
@@ -70,10 +47,10 @@ class Rewriter {
 
   // A non-ASCII character at i_: its code point, or an error for ill-formed UTF-8.
   Result<char32_t> take_character() {
-    char32_t code = 0;
-    const size_t length = decode_utf8(in_, i_, &code);
-    if (length == 0) return malformed("invalid UTF-8 (a TOML file is UTF-8)");
-    i_ += length;
+    const Utf8Sequence sequence = utf8_sequence(in_, i_);
+    if (!sequence.valid) return malformed("invalid UTF-8 (a TOML file is UTF-8)");
+    const char32_t code = utf8_code_point(in_, i_, sequence.length);
+    i_ += sequence.length;
     ++column_;
     return code;
   }

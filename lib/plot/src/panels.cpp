@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "svg.h"
+#include "trainfit/util/utf8.h"
 
 namespace trainfit::plot {
 namespace {
@@ -136,7 +137,7 @@ bool inside(const Box& a, const Box& area) {
 // narrower fallback fonts only leave more room).
 double text_width(const std::string& s, double font, bool bold) {
   size_t chars = 0;
-  for (char ch : s) chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;  // UTF-8 code points
+  for (char ch : s) chars += !is_utf8_continuation(static_cast<unsigned char>(ch));  // UTF-8 code points
   return static_cast<double>(chars) * font * (bold ? 0.70 : 0.64);
 }
 

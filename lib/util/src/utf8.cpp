@@ -38,4 +38,11 @@ Utf8Sequence utf8_sequence(std::string_view text, size_t at) {
   return {lead.continuations + 1, true};
 }
 
+char32_t utf8_code_point(std::string_view text, size_t at, size_t length) {
+  static constexpr unsigned char kLeadBits[] = {0x7F, 0x1F, 0x0F, 0x07};  // by length - 1
+  char32_t code = static_cast<unsigned char>(text[at]) & kLeadBits[length - 1];
+  for (size_t i = 1; i < length; ++i) code = (code << 6) | (static_cast<unsigned char>(text[at + i]) & 0x3Fu);
+  return code;
+}
+
 }  // namespace trainfit

@@ -14,6 +14,7 @@
 // (6864355.4142 vs 6864355.4142000005), so the response's bytes would change.
 #include <nlohmann/json.hpp>
 
+#include "trainfit/util/json_escape.h"
 #include "trainfit/util/utf8.h"
 
 namespace trainfit {
@@ -28,7 +29,7 @@ std::string replace_invalid_utf8(std::string_view text) {
       out.append(text.substr(i, sequence.length));
       i += sequence.length;
     } else {
-      out += "\xEF\xBF\xBD";  // U+FFFD, for each byte that is not UTF-8
+      out += kUtf8Replacement;  // for each byte that is not UTF-8
       ++i;
     }
   }
@@ -62,24 +63,6 @@ size_t plain_end(std::string_view text, size_t from) {
   }
   while (from < text.size() && kPlain[static_cast<unsigned char>(text[from])]) ++from;
   return from;
-}
-
-// The escape of a quote, a backslash or a control character, as nlohmann writes it.
-const char* escape_of(unsigned char c, char* unicode) {
-  switch (c) {
-    case '"': return "\\\"";
-    case '\\': return "\\\\";
-    case '\b': return "\\b";
-    case '\f': return "\\f";
-    case '\n': return "\\n";
-    case '\r': return "\\r";
-    case '\t': return "\\t";
-    default: break;
-  }
-  const char* digits = "0123456789abcdef";
-  unicode[4] = digits[c >> 4];
-  unicode[5] = digits[c & 15];
-  return unicode;
 }
 
 // "00" to "99": two digits a lookup, not two divisions.
@@ -226,7 +209,6 @@ void JsonWriter::close(char bracket) {
 
 void JsonWriter::put_quoted(std::string_view text) {
   put('"');
-  char unicode[] = "\\u00xx";
   size_t run = 0;  // start of the bytes not yet written
   for (size_t i = plain_end(text, 0); i < text.size(); i = plain_end(text, i)) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -238,12 +220,12 @@ void JsonWriter::put_quoted(std::string_view text) {
       }
       // Not UTF-8 (a path or a name from a foreign locale): U+FFFD, never an exception.
       put(text.substr(run, i - run));
-      put(std::string_view("\xEF\xBF\xBD"));
+      put(kUtf8Replacement);
       run = ++i;
       continue;
     }
     put(text.substr(run, i - run));
-    put(std::string_view(escape_of(c, unicode)));
+    put(json_escape(c).view());
     run = ++i;
   }
   put(text.substr(run));

@@ -12,6 +12,7 @@
 
 #include "trainfit/export.h"
 #include "trainfit/request.h"
+#include "trainfit/admission/audit_fields.h"
 #include "trainfit/admission/decision.h"
 
 namespace trainfit::admission {
@@ -23,7 +24,7 @@ struct AuditRecord {
   AuditRecord(Request&& annotation_, Decision&& decision_)
       : annotation(std::move(annotation_)), decision(std::move(decision_)) {}
   int64_t time = 0;  // seconds since the epoch
-  std::string event = "submit";  // submit | modify
+  std::string event = audit_field::kEventSubmit;  // or kEventModify
   std::string decision_id;       // also stamped on the job's AdminComment
   std::string job_id;            // modify only (a submission has no id yet)
   uint32_t uid = 0;
@@ -42,9 +43,8 @@ TRAINFIT_API std::string audit_json(const AuditRecord& record);
 // was resized to, else what it asks for; a refused job's, had it run.
 TRAINFIT_API int64_t gpus_held(const Decision& decision);
 
-// The audit's event for a submission (job_submit), and the AdminComment stamp's last part,
-// "decision <id>" (plugin/job_submit/job_desc.cpp stamp_admin_comment).
-constexpr const char* kSubmitEvent = "submit";
+// The AdminComment stamp's last part, "decision <id>" (plugin/job_submit/job_desc.cpp
+// stamp_admin_comment).
 constexpr const char* kStampDecision = "decision ";
 // The decision id stamped in a job's AdminComment, read from a line that holds one (sacct -P
 // or squeue output with other columns too): the last ';'-separated part that reads
