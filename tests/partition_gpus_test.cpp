@@ -183,5 +183,23 @@ TEST(PartitionGpus, AssemblyReportsWhatDisagrees) {
   EXPECT_EQ(users.unknown_users, std::vector<std::string>{"nobody-here"});
 }
 
+// A whole-node job holds its nodes' GPUs as slurm.conf's Gres= counts them, not trainfit.conf's
+// gpus_per_node: 4-GPU nodes are 4 per node, the fewest where the partition mixes node sizes.
+TEST(PartitionGpus, WholeNodesHoldTheirNodesGpus) {
+  const AssembledPolicy a = assembled("gpus_per_node = 8\n",
+                                      "NodeName=s[1-2] Gres=gpu:h100:4\nNodeName=b[1-2] Gres=gpu:h100:8 Features=big\n"
+                                      "PartitionName=small Nodes=s[1-2] OverSubscribe=EXCLUSIVE\n"
+                                      "PartitionName=sizes Nodes=s[1-2],b[1-2]\n");
+  Job whole = annotated("model=llama3-8b zero=3", "", "small");
+  EXPECT_EQ(decide(a.policy, whole).gpus_requested, 4);  // one exclusive 4-GPU node
+  whole.fields.nodes = 2;
+  EXPECT_EQ(decide(a.policy, whole).gpus_requested, 8);
+  Job exclusive = annotated("model=llama3-8b zero=3", "", "sizes");
+  exclusive.fields.whole_nodes = true;  // --exclusive, 1 node: a 4-GPU one or an 8-GPU one
+  EXPECT_EQ(decide(a.policy, exclusive).gpus_requested, 4);
+  exclusive.constraint = "big";  // --constraint=big: the 8-GPU nodes only
+  EXPECT_EQ(decide(a.policy, exclusive).gpus_requested, 8);
+}
+
 }  // namespace
 }  // namespace trainfit::admission

@@ -65,8 +65,23 @@ bool holds_whole_nodes(const Policy& policy, const std::vector<std::string>& par
   return false;
 }
 
-int64_t whole_node_gpus(const PartitionPolicy& rules, const JobGpuFields& fields) {
-  return rules.gpus_per_node * std::max<int64_t>(1, std::max(fields.nodes, int64_t{0}));
+// GPUs on each of a whole-node job's nodes: the fewest among the partition's GPU nodes its
+// constraint selects (slurm.conf's Gres=; the job may land on any of them), else the
+// partition's gpus_per_node (slurm.conf does not say).
+int64_t gpus_per_held_node(const Policy& policy, const std::string& partition, const Job& job) {
+  const std::vector<NodeKind>* kinds = partition_kinds(policy, partition);
+  int64_t fewest = 0;
+  if (kinds != nullptr) {
+    for (const NodeKind* kind : selected_kinds(*kinds, job.constraint)) {
+      const int64_t each = kind->gpus_each();
+      if (each > 0 && (fewest == 0 || each < fewest)) fewest = each;
+    }
+  }
+  return fewest > 0 ? fewest : policy.for_partition(partition).gpus_per_node;
+}
+
+int64_t whole_node_gpus(const Policy& policy, const std::string& partition, const Job& job) {
+  return gpus_per_held_node(policy, partition, job) * std::max<int64_t>(1, std::max(job.fields.nodes, int64_t{0}));
 }
 
 // A whole-node job that names fewer GPUs than its nodes have still holds them all: on
@@ -78,7 +93,7 @@ void note_whole_nodes(const Policy& policy, const Job& job, Decision* d) {
   if (job.step || d->gpus_requested <= 0 || d->verdict == Verdict::kPass || d->exempt) return;  // a step holds what it names
   const std::vector<std::string> parts = partitions_of(job.partition);
   if (!holds_whole_nodes(policy, parts, job)) return;
-  const int64_t per_node = policy.for_partition(parts.front()).gpus_per_node;
+  const int64_t per_node = gpus_per_held_node(policy, parts.front(), job);
   const int64_t judged = d->resized_to > 0 ? d->resized_to : d->gpus_requested;
   const int64_t nodes = std::max({int64_t{1}, job.fields.nodes, (judged + per_node - 1) / per_node});
   if (per_node * nodes <= judged) return;
@@ -481,7 +496,7 @@ Decision decide_submission(const Policy& policy, const Job& job, const Estimator
   if (whole) {
     gpus->untyped = true;
     gpus->source = "whole nodes";
-    gpus->gpus = whole_node_gpus(policy.for_partition(parts.front()), job.fields);
+    gpus->gpus = whole_node_gpus(policy, parts.front(), job);
     gpus->written = job.fields.whole_nodes ? "--exclusive" : "OverSubscribe=EXCLUSIVE";
   }
   if (!job.annotation.found) {
@@ -502,7 +517,7 @@ Decision decide_submission(const Policy& policy, const Job& job, const Estimator
   std::vector<Evaluation> now;
   now.reserve(parts.size());
   for (const std::string& p : parts) {
-    const int64_t held = whole ? whole_node_gpus(policy.for_partition(p), job.fields) : gpus->gpus;
+    const int64_t held = whole ? whole_node_gpus(policy, p, job) : gpus->gpus;
     evaluate(policy, p, job, gpus.value(), held, estimator, now, now.emplace_back());
   }
   for (const Evaluation& e : now) {
