@@ -366,7 +366,7 @@ TEST(Decision, EachRefusalHasItsReason) {
   plain.partition = "strict";
   EXPECT_EQ(decide(policy, plain).reason, Reason::kAnnotationRequired);
   Job broken = job_of("model=llama3-8b", "gres:gpu:8");
-  broken.annotation_error = make_error(ErrorCode::kInvalidValue, "seq_length", "seq='abc' is not valid");
+  broken.annotation_read = make_error(ErrorCode::kInvalidValue, "seq_length", "seq='abc' is not valid");
   EXPECT_EQ(decide(policy, broken).reason, Reason::kInvalidAnnotation);
 }
 

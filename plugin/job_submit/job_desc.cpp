@@ -50,7 +50,7 @@ JobMemory memory(const job_desc_msg_t* d) {
 void read_comment(const job_desc_msg_t* d, Job* job) {
   if (d->comment == nullptr) return;
   Result<bool> read = annotation_from_comment(d->comment, &job->annotation);
-  if (!read) job->annotation_error = read.error();
+  job->annotation_read = read;
 }
 
 // Strips GPU entries from a TRES list, keeping the rest ("" when nothing is left).
@@ -104,7 +104,7 @@ Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
   const std::string comment = str(d->comment);
   Result<bool> read = annotation_of_job(env, d->comment != nullptr ? &comment : nullptr, &job.annotation);
   if (!read) {
-    job.annotation_error = read.error();
+    job.annotation_read = read;
     job.annotation.found = true;  // what was given is judged (and refused), never passed over
   }
   return job;

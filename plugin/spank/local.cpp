@@ -108,7 +108,7 @@ JobGpuFields step_gpus(spank_t sp) {
 Job step_job(spank_t sp, const std::vector<std::string>& env) {
   Job job;
   Result<bool> read = annotation_from_spank_env(env, &job.annotation);
-  if (!read) job.annotation_error = read.error();
+  job.annotation_read = read;
   job.fields = step_gpus(sp);
   job.partition = env_value(sp, "SLURM_JOB_PARTITION");
   job.uid = static_cast<uint32_t>(getuid());

@@ -26,15 +26,14 @@ namespace {
 struct Evaluation {
   std::string partition;  // "" = the default partition
   const PartitionPolicy* rules = nullptr;
-  std::optional<Error> error;
-  Reason reason = Reason::kNone;
-  Response response;
+  Result<Response> predicted = Response{};  // the prediction, or why there is none
+  Reason reason = Reason::kNone;            // why there is none
   const Estimator* estimator = nullptr;  // where the response came from
   bool no_gpus = false;  // the job asks for none: it cannot run, whatever the prediction
   // What the prediction was made from: partitions whose rules give the same are estimated once.
   std::string gpu;
   int64_t num_gpus = 0;
-  bool fits() const { return !error && !no_gpus && response.breakdown.fits; }
+  bool fits() const { return predicted.ok() && !no_gpus && predicted->breakdown.fits; }
   bool same_inputs(const Evaluation& other) const {
     return gpu == other.gpu && num_gpus == other.num_gpus && estimator == other.estimator &&
            rules->gpus_per_node == other.rules->gpus_per_node && rules->headroom == other.rules->headroom;
@@ -171,16 +170,15 @@ void evaluate(const Policy& policy, const std::string& partition, const Job& job
   e.num_gpus = num_gpus;
   Result<std::string> gpu = job_gpu(policy, *e.rules, partition, job, gpus, num_gpus > 0);
   if (!gpu) {
-    e.error = gpu.error();
+    e.predicted = gpu.error();
     e.reason = gpu.error().field == kNoGpuNodesField ? Reason::kGpuRequest : Reason::kUnknownGpu;
     return;
   }
   e.gpu = gpu.value();
   for (const Evaluation& before : earlier) {
     if (&before == &e || before.gpu.empty() || !before.same_inputs(e)) continue;
-    e.error = before.error;
+    e.predicted = before.predicted;
     e.reason = before.reason;
-    e.response = before.response;
     return;
   }
   Request request = job.annotation.request;
@@ -191,12 +189,8 @@ void evaluate(const Policy& policy, const std::string& partition, const Job& job
   // min_gpus_to_fit is what a refusal or a resize needs; an accepted job gets it
   // only when the user asked (--llm-check): the common path stays cheap.
   Result<Response> predicted = estimator.predict(request, e.rules->headroom, job.annotation.check || e.no_gpus);
-  if (!predicted) {
-    e.error = predicted.error();
-    e.reason = predicted.error().field == "num_gpus" ? Reason::kGpuRequest : Reason::kInvalidAnnotation;
-    return;
-  }
-  e.response = std::move(predicted).value();
+  if (!predicted) e.reason = predicted.error().field == "num_gpus" ? Reason::kGpuRequest : Reason::kInvalidAnnotation;
+  e.predicted = std::move(predicted);
 }
 
 class LocalEstimator : public Estimator {
@@ -255,7 +249,7 @@ std::string layout_note(const Job& job, const PartitionPolicy& rules) {
 }
 
 void fill_numbers(const Evaluation& e, Decision* d) {
-  const Response& r = e.response;
+  const Response& r = *e.predicted;
   d->gpu = r.resolved.config.gpu_name;
   d->per_gpu_gb = r.breakdown.per_gpu_total / kGiB;
   d->capacity_gb = r.breakdown.capacity / kGiB;
@@ -273,9 +267,10 @@ std::string host_ram_warning(double per_gpu, int64_t gpus, double have, const Jo
 // Offload's host RAM on the job's fullest node against the job's memory request: a warning
 // in the message, never a refusal by itself (docs/slurm.md, "Host RAM for offload").
 void check_host_ram(const Job& job, const Evaluation& e, int64_t nodes, Decision* d) {
-  const Config& c = e.response.resolved.config;
-  const double per_gpu = e.response.breakdown.host_offload_per_gpu;
-  if (e.error || per_gpu <= 0) return;
+  if (!e.predicted) return;
+  const Config& c = e.predicted->resolved.config;
+  const double per_gpu = e.predicted->breakdown.host_offload_per_gpu;
+  if (per_gpu <= 0) return;
   nodes = std::max<int64_t>(1, nodes);
   const int64_t gpus = std::max<int64_t>(1, std::min(c.gpus_per_node, (c.num_gpus + nodes - 1) / nodes));
   const double need = per_gpu * static_cast<double>(gpus), have = static_cast<double>(job.memory.total_mb()) * (1 << 20);
@@ -301,7 +296,7 @@ std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, F
 // returned as data for the audit log).
 std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, size_t partitions,
                      std::vector<Change>* advice) {
-  const Response& r = e.response;
+  const Response& r = *e.predicted;
   if (gpus.gpus == 0) {
     return "trainfit: " + where(e, partitions) + "the job is annotated for LLM training but requests no GPUs; " +
            "min_gpus_to_fit=" + min_text(r) + " (add --gpus=" + r.resolved.config.gpu_name + ":N)";
@@ -339,8 +334,8 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
     if (e.fits()) continue;
     if (failing == nullptr) failing = &e;
     if (e.rules->action == Action::kResize) limit = std::min(limit, e.rules->resize_max_gpus);
-    if (e.response.min_gpus.gpus == 0) target = -1;
-    if (target >= 0) target = std::max(target, e.response.min_gpus.gpus);
+    if (e.predicted->min_gpus.gpus == 0) target = -1;
+    if (target >= 0) target = std::max(target, e.predicted->min_gpus.gpus);
   }
   const Reason reason = gpus.gpus == 0 ? Reason::kGpuRequest : Reason::kTooFewGpus;
   std::vector<Change> advice;
@@ -395,8 +390,8 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
   d.clear_tres_per_socket = plan.clear_tres_per_socket;
   d.new_nodes = plan.nodes;
   d.new_tasks = plan.tasks;
-  const Response& first = failing->response;
-  const Response& resized = after.front().response;
+  const Response& first = *failing->predicted;
+  const Response& resized = *after.front().predicted;
   d.message = "trainfit: resized from " + std::to_string(gpus.gpus) + " to " + std::to_string(plan.granted) + " x " +
               gpu_label(resized.resolved.config) + (plan.layout.empty() ? "" : " (" + plan.layout + ")") + ": " +
               (gpus.gpus > 0 ? needs_line(first.resolved.config, first.breakdown) + "; " : "") +
@@ -509,8 +504,8 @@ Decision decide_submission(const Policy& policy, const Job& job, const Estimator
                       ": add --llm-model=NAME (and --llm-seq, --llm-zero, ...) or --comment=\"trainfit: model=NAME "
                       "seq=N\"");
   }
-  if (job.annotation_error) {
-    Decision d = refuse(refusal(policy, parts), Reason::kInvalidAnnotation, "trainfit: invalid annotation: " + job.annotation_error->message);
+  if (!job.annotation_read) {
+    Decision d = refuse(refusal(policy, parts), Reason::kInvalidAnnotation, "trainfit: invalid annotation: " + job.annotation_read.error().message);
     d.gpus_requested = gpus->gpus;
     return d;
   }
@@ -521,12 +516,12 @@ Decision decide_submission(const Policy& policy, const Job& job, const Estimator
     evaluate(policy, p, job, gpus.value(), held, estimator, now, now.emplace_back());
   }
   for (const Evaluation& e : now) {
-    if (!e.error) continue;
+    if (e.predicted) continue;
     const std::string what = e.reason == Reason::kInvalidAnnotation        ? "invalid annotation: "
-                             : e.error->field == kNoGpuNodesField        ? ""
+                             : e.predicted.error().field == kNoGpuNodesField        ? ""
                              : e.reason == Reason::kGpuRequest           ? "the GPU request does not suit the annotation: "
                                                                          : "";
-    Decision d = refuse(refusal(policy, parts), e.reason, "trainfit: " + where(e, parts.size()) + what + e.error->message);
+    Decision d = refuse(refusal(policy, parts), e.reason, "trainfit: " + where(e, parts.size()) + what + e.predicted.error().message);
     d.gpus_requested = gpus->gpus;
     return d;
   }
@@ -535,8 +530,9 @@ Decision decide_submission(const Policy& policy, const Job& job, const Estimator
     // The tightest partition's numbers (highest share of HBM used).
     const Evaluation* tightest = &now.front();
     for (const Evaluation& e : now) {
-      const Breakdown& b = e.response.breakdown;
-      if (b.per_gpu_total / b.capacity > tightest->response.breakdown.per_gpu_total / tightest->response.breakdown.capacity) {
+      const Breakdown& b = e.predicted->breakdown;
+      const Breakdown& tight = tightest->predicted->breakdown;
+      if (b.per_gpu_total / b.capacity > tight.per_gpu_total / tight.capacity) {
         tightest = &e;
       }
     }
@@ -545,7 +541,7 @@ Decision decide_submission(const Policy& policy, const Job& job, const Estimator
     d.gpus_requested = gpus->gpus;
     d.verdict = Verdict::kAccept;
     if (job.annotation.check) {
-      const Response& r = tightest->response;
+      const Response& r = *tightest->predicted;
       d.message = "trainfit: fits: " + needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" +
                   min_text(r) + layout_note(job, *tightest->rules);
     }

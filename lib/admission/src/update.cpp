@@ -22,10 +22,10 @@ std::string restate(const std::string& job_id) {
 Decision decide_update(const Policy& policy, const Update& u) {
   const Job& job = u.job;
   const std::string id = u.job_id.empty() ? "N" : u.job_id;
-  if (job.annotation.found || job.annotation_error) {
+  if (job.annotation.found || !job.annotation_read) {
     // The partition too: its rules (GPU type, layout, headroom, action) judge the job, and an
     // update that does not name it shows job_modify no partition (22.05 to 26.05, measured).
-    if ((!u.sets_gpus || !u.sets_partition) && !job.annotation_error) {
+    if ((!u.sets_gpus || !u.sets_partition) && job.annotation_read) {
       const char* missing = !u.sets_gpus && !u.sets_partition ? "GPUs and partition" : !u.sets_gpus ? "GPUs" : "partition";
       return decision_of(Verdict::kReject, Reason::kRestateRequired,
                          "trainfit: job " + id + ": a new annotation is checked against the job's " + missing +

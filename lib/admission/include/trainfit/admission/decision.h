@@ -33,7 +33,7 @@ struct JobMemory {
 
 struct Job {
   Annotation annotation;
-  std::optional<Error> annotation_error;  // the annotation could not be read
+  Result<bool> annotation_read = true;  // or why the annotation could not be read
   JobGpuFields fields;
   JobMemory memory;
   std::string partition;  // as submitted: "" (the default), "gpu" or a list "elastic,gpu"
