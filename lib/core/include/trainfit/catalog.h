@@ -68,6 +68,21 @@ TRAINFIT_API bool install_catalogs(const CatalogSet& set);
 // Back to the built-in catalogs (tests).
 TRAINFIT_API void install_builtin_catalogs();
 
+// For a process that reloads its catalogs while other threads look things up (the job_submit
+// plugin): each thread that looks up holds a CatalogUse for as long as it uses entries, and
+// the reloading thread calls free_replaced_catalogs() after it installs: the replaced
+// catalogs are freed when no CatalogUse is alive at that moment (else kept for a later call).
+// Returns how many catalogs are kept, the one in use included (0: the built-in one is in use).
+// A process that never calls it keeps every catalog it installed (the service, the CLI).
+class TRAINFIT_API CatalogUse {
+ public:
+  CatalogUse();
+  ~CatalogUse();
+  CatalogUse(const CatalogUse&) = delete;
+  CatalogUse& operator=(const CatalogUse&) = delete;
+};
+TRAINFIT_API size_t free_replaced_catalogs();
+
 // Case-insensitive, by name or alias; unknown names get "did you mean".
 TRAINFIT_API Result<const ModelPreset*> find_model(const std::string& name);
 // Also by device name (raw, or as Slurm's AutoDetect GRES type, see below); '-' and '_'
