@@ -183,10 +183,9 @@ int finish(const char* event, job_desc_msg_t* d, uint32_t uid, Job&& job, Decisi
     // The path is shared with the policy that holds it (no copy per record).
     std::shared_ptr<const std::string> path(loaded, &loaded->policy.audit_log);
     audit(event, d, uid, std::move(job), std::move(decision), std::string(id), std::move(path));
-  } catch (const std::exception& e) {
-    slurm_error("job_submit/trainfit: decision %s not audited: %s", printable(id).c_str(), printable(e.what()).c_str());
-  } catch (...) {
-    slurm_error("job_submit/trainfit: decision %s not audited", printable(id).c_str());
+  } catch (...) {  // logged without allocating (the id is ours: hex and digits)
+    slurm_error("job_submit/trainfit: decision %s not audited (out of memory building its record); its verdict stands",
+                id.c_str());
   }
   return rc;
 }
@@ -274,7 +273,7 @@ extern "C" int init(void) {
     bool catalog_dir_named = false;
     const std::string catalog_path = catalog_dir("", &catalog_dir_named);
     // On the heap: fini() leaves a thread stuck on a hung disk behind, and it must not find
-    // its object destroyed (nor the plugin unloaded: pin_plugin).
+    // its object destroyed (nor the plugin unloaded: left_behind).
     auto catalogs = std::make_unique<CatalogWatcher>(catalog_path, catalog_dir_named, log_line);
     catalogs->load();  // before the policy: default_gpu and gpu_alias may name a site GPU
     static PolicyStore store(conf_path());
