@@ -924,13 +924,20 @@ void job_submit_conf_rewritten_often() {
 void job_submit_catalog_pair() {
   const std::string dir = scenario_dir("job_submit_catalog_pair");
   const std::string audit = dir + "/audit.jsonl";
-  use_conf(dir, site_conf(audit, "gpu_alias.sitegpu = site-h100\n"));
+  use_conf(dir, site_conf(audit));
   mkdir((dir + "/catalogs/gpus.d").c_str(), 0755);
+  mkdir((dir + "/catalogs/models.d").c_str(), 0755);
   const std::string site = dir + "/catalogs/gpus.d/site.json";
   // h100's capacity under another name: the small job fits on it as on an h100 (the CLI's verdict).
   write_file(site, R"({"gpus": [{"name": "site-h100", "capacity_bytes": 85520809984}]})");
+  write_file(dir + "/catalogs/models.d/site.json",
+             R"({"models": [{"name": "acme-13b", "layers": 40, "hidden": 5120, "heads": 40, "kv_heads": 8, "ffn": 13824, "vocab": 64000}]})");
   JobSubmit p = load_job_submit();
   CHECK(p.init() == SLURM_SUCCESS, "init failed");
+  // trainfit.conf comes to name the site GPU (installed by rename, as docs/slurm.md advises).
+  write_file(dir + "/trainfit.conf.new", site_conf(audit, "gpu_alias.sitegpu = site-h100\n"));
+  rename((dir + "/trainfit.conf.new").c_str(), (dir + "/trainfit.conf").c_str());
+  CHECK(logged_within("reloaded; policy in force", 5) && shim::logged("2 GPU aliases"), "trainfit.conf with gpu_alias.sitegpu not loaded");
   Desc before;
   before.gpus("gres:gpu:sitegpu:8").env(options_env(kSmall));
   const Outcome first = submit(p, before);
