@@ -214,6 +214,18 @@ TEST_F(CatalogReload, AFailedReadIsRetriedAtTheNextLook) {
   EXPECT_NE(gpu_in_catalog("a40"), nullptr);
 }
 
+// The same at init: the catalog folder could not be read when slurmctld started.
+TEST_F(CatalogReload, AReadFailedAtInitIsRetriedAtTheFirstLook) {
+  write_settled("gpus.d/10-site.json", kSiteGpu);
+  g_failing_dir = dir_ + "/gpus.d/";
+  g_failing_opens = 1;
+  CatalogWatcher watcher(dir_, true, to_log());
+  EXPECT_FALSE(watcher.load());
+  EXPECT_EQ(gpu_in_catalog("a40"), nullptr);
+  ASSERT_TRUE(watcher.check_once()) << joined(log_);
+  EXPECT_NE(gpu_in_catalog("a40"), nullptr);
+}
+
 // A file stamped an hour ahead would look mid-edit for an hour: said once, read after the bound.
 TEST_F(CatalogReload, AFutureMtimeIsSaidOnceAndReadAfterTheBound) {
   CatalogWatcher watcher(dir_, true, to_log());

@@ -137,6 +137,7 @@ bool CatalogWatcher::load() {
   std::lock_guard<std::mutex> lock(stamp_mutex_);
   stamp_ = catalog_dir_stamps(dir_);
   const CatalogSet set = load_site_catalogs(dir_, must_exist_);
+  read_again_ = std::any_of(set.problems.begin(), set.problems.end(), is_read_failure);  // EMFILE at init too
   for (const Error& problem : set.problems) log_(true, "site catalog: " + problem.message);
   if (!set.problems.empty()) {
     log_(true, "site catalogs in " + dir_ + " not valid; using the built-in catalogs (" +
