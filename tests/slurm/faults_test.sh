@@ -223,7 +223,8 @@ good_conf "$dir/new.conf"; echo "gpu_alias.sitegpu = a40" >> "$dir/new.conf"; mv
 sleep 3.2
 mv "$dir/catalog/gpus.d/10-site.json" "$dir/10-site.json.away"
 sleep 3.2
-alias_out=$(timeout 30 "${NS[@]}" sbatch -H --parsable -p site --gres=gpu:sitegpu:8 --comment="trainfit: model=llama3-8b zero=3" --wrap true 2>&1); rc=$?
+# acme-13b with ZeRO-3 and full recompute fits 8 x A40 (check_site_job, the CLI's numbers).
+alias_out=$(timeout 30 "${NS[@]}" sbatch -H --parsable -p site --gres=gpu:sitegpu:8 --comment="trainfit: model=acme-13b zero=3 recompute=full check" --wrap true 2>&1); rc=$?
 timeout 10 scancel "$(tail -1 <<<"$alias_out")" 2>/dev/null
 refusals=$(grep -c "site catalogs in $dir/catalog changed but are not installed: trainfit.conf's gpu_alias.sitegpu = a40 names a GPU the new catalog does not have" "$log")
 [[ $refusals -eq 1 && $rc -eq 0 ]] \
