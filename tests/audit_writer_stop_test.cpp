@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "trainfit/admission/audit_writer.h"
 
@@ -46,9 +47,14 @@ TEST(AuditWriterStop, AWriterBlockedInNssIsLeftBehindAfterTheWait) {
   const auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_GE(waited, std::chrono::milliseconds(300));
   EXPECT_LT(waited, std::chrono::seconds(2));
-  std::lock_guard<std::mutex> lock(g_gate);
-  g_release = true;  // the thread writes its record and ends, detached
-  g_changed.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(g_gate);
+    g_release = true;  // the thread writes its record and ends, detached
+    g_changed.notify_all();
+  }
+  // Ended before the test process exits (its static destructors would race a running writer).
+  for (int i = 0; i < 500 && !writer->finished(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(writer->finished());
 }
 
 TEST(AuditWriterStop, AnIdleWriterStopsWithinTheWaitAndWritesWhatIsQueued) {

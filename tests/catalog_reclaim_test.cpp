@@ -19,6 +19,20 @@ CatalogSet site_catalog(int i) {
 
 size_t heap_in_use() { return mallinfo2().uordblks; }
 
+// Under ASan/TSan malloc is the sanitizer's, which mallinfo2 does not see: the heap is measured
+// in the plain build only (the catalogs kept are counted in every build).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kMallinfoSeesTheHeap = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kMallinfoSeesTheHeap = false;
+#else
+constexpr bool kMallinfoSeesTheHeap = true;
+#endif
+#else
+constexpr bool kMallinfoSeesTheHeap = true;
+#endif
+
 TEST(CatalogReclaim, ReloadsDoNotGrowTheHeap) {
   constexpr int kReloads = 200;
   // One catalog's footprint, measured: what each reload kept before they were freed.
@@ -27,7 +41,7 @@ TEST(CatalogReclaim, ReloadsDoNotGrowTheHeap) {
   const size_t before_one = heap_in_use();
   ASSERT_TRUE(install_catalogs(first));
   const size_t one_catalog = heap_in_use() - before_one;
-  EXPECT_GT(one_catalog, 10u * 1024) << "a catalog with its indexes is tens of KB";
+  if (kMallinfoSeesTheHeap) EXPECT_GT(one_catalog, 10u * 1024) << "a catalog with its indexes is tens of KB";
   std::printf("one catalog with its indexes: %zu bytes (what each reload kept before)\n", one_catalog);
   free_replaced_catalogs();
 
@@ -38,7 +52,7 @@ TEST(CatalogReclaim, ReloadsDoNotGrowTheHeap) {
     EXPECT_EQ(free_replaced_catalogs(), 1u);  // only the catalog in use is left
   }
   const size_t after = heap_in_use();
-  EXPECT_LT(after, before + 4 * one_catalog) << "grew by " << (after - before) << " bytes over " << kReloads << " reloads";
+  if (kMallinfoSeesTheHeap) EXPECT_LT(after, before + 4 * one_catalog) << "grew by " << (after - before) << " bytes over " << kReloads << " reloads";
   EXPECT_EQ(gpu_in_catalog("a40")->capacity_bytes, 48305799168.0 + kReloads);
   install_builtin_catalogs();
   EXPECT_EQ(free_replaced_catalogs(), 0u);

@@ -93,6 +93,11 @@ void AuditWriter::flush() {
   idle_.wait(lock, [this] { return (queue_.empty() && !busy_) || !running_; });
 }
 
+bool AuditWriter::finished() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return finished_;
+}
+
 int64_t AuditWriter::dropped() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return dropped_;

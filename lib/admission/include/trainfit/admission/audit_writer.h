@@ -51,6 +51,8 @@ class TRAINFIT_API AuditWriter {
   bool stop_within(std::chrono::milliseconds wait);
   // Blocks until every record queued so far is written or dropped (tests, benchmarks).
   void flush();
+  // Whether the writer thread has ended (after a stop_within that gave up, it may end later).
+  bool finished() const;
   int64_t dropped() const;
 
  private:
