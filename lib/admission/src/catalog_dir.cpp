@@ -31,11 +31,11 @@ bool ends_with_json(const std::string& name) {
 
 // The *.json names of a folder, sorted (byte order, as `LC_ALL=C ls`); hidden files
 // (editors' .swp, .#) skipped. Missing folder: no names, no problem.
-std::vector<std::string> json_names(const std::string& folder, std::vector<Error>* problems) {
+Result<std::vector<std::string>> json_names(const std::string& folder) {
   std::vector<std::string> names;
   DIR* d = ::opendir(folder.c_str());
   if (d == nullptr) {
-    if (errno != ENOENT) problems->push_back(folder_problem(folder, std::string("cannot be read: ") + std::strerror(errno)));
+    if (errno != ENOENT) return folder_problem(folder, std::string("cannot be read: ") + std::strerror(errno));
     return names;
   }
   size_t seen = 0;
@@ -43,10 +43,9 @@ std::vector<std::string> json_names(const std::string& folder, std::vector<Error
     const std::string name = entry->d_name;
     if (name.empty() || name[0] == '.' || !ends_with_json(name)) continue;
     if (++seen > kMaxCatalogFiles) {
-      problems->push_back(folder_problem(folder, "has more than " + std::to_string(kMaxCatalogFiles) +
-                                                     " *.json files; accepted: at most " + std::to_string(kMaxCatalogFiles)));
-      names.clear();
-      break;
+      ::closedir(d);
+      return folder_problem(folder, "has more than " + std::to_string(kMaxCatalogFiles) + " *.json files; accepted: at most " +
+                                        std::to_string(kMaxCatalogFiles));
     }
     names.push_back(name);
   }
@@ -55,26 +54,39 @@ std::vector<std::string> json_names(const std::string& folder, std::vector<Error
   return names;
 }
 
-std::vector<CatalogText> read_folder(const std::string& folder, std::vector<Error>* problems) {
+// A folder's catalog files as read, and what could not be read (each named by its file).
+struct Folder {
   std::vector<CatalogText> files;
-  for (const std::string& name : json_names(folder, problems)) {
+  std::vector<Error> problems;
+};
+
+Folder read_folder(const std::string& folder) {
+  Folder out;
+  Result<std::vector<std::string>> names = json_names(folder);
+  if (!names) {
+    out.problems.push_back(names.error());
+    return out;
+  }
+  for (const std::string& name : names.value()) {
     const std::string path = folder + "/" + name;
     Result<std::string> text = read_regular_file(path, kMaxCatalogFileBytes);
     if (!text) {
-      problems->push_back(located_error(text.error().code, "file", path + ":1", 1, text.error().reason));
+      out.problems.push_back(located_error(text.error().code, "file", path + ":1", 1, text.error().reason));
       continue;
     }
-    files.push_back(CatalogText{path, std::move(text).value()});
+    out.files.push_back(CatalogText{path, std::move(text).value()});
   }
-  return files;
+  return out;
 }
 
-// Each catalog file's stamp, named by its path: a file added, removed or changed changes the list.
-void add_stamps_of_folder(const std::string& folder, FileStamps* out) {
-  std::vector<Error> ignored;
-  for (const std::string& name : json_names(folder, &ignored)) {
+// Each catalog file's stamp, named by its path: a file added, removed or changed changes the
+// list (a folder that cannot be listed has none: reading it says why).
+void add_stamps_of_folder(const std::string& folder, FileStamps& out) {
+  const Result<std::vector<std::string>> names = json_names(folder);
+  if (!names) return;
+  for (const std::string& name : names.value()) {
     const std::string path = folder + "/" + name;
-    out->emplace_back(path, file_stamp(path));
+    out.emplace_back(path, file_stamp(path));
   }
 }
 
@@ -106,8 +118,12 @@ CatalogSet read_catalog_dir(const std::string& dir, bool must_exist) {
   } else if (!S_ISDIR(st.st_mode)) {
     problems.push_back(folder_problem(dir, std::string("is ") + file_kind(st.st_mode) + ", not a folder"));
   } else {
-    gpus = read_folder(dir + "/gpus.d", &problems);
-    models = read_folder(dir + "/models.d", &problems);
+    Folder gpu_folder = read_folder(dir + "/gpus.d");
+    Folder model_folder = read_folder(dir + "/models.d");
+    gpus = std::move(gpu_folder.files);
+    models = std::move(model_folder.files);
+    problems.insert(problems.end(), gpu_folder.problems.begin(), gpu_folder.problems.end());
+    problems.insert(problems.end(), model_folder.problems.begin(), model_folder.problems.end());
   }
   CatalogSet set = merge_catalogs(gpus, models);
   set.problems.insert(set.problems.begin(), problems.begin(), problems.end());
@@ -116,8 +132,8 @@ CatalogSet read_catalog_dir(const std::string& dir, bool must_exist) {
 
 FileStamps catalog_dir_stamps(const std::string& dir) {
   FileStamps out;
-  add_stamps_of_folder(dir + "/gpus.d", &out);
-  add_stamps_of_folder(dir + "/models.d", &out);
+  add_stamps_of_folder(dir + "/gpus.d", out);
+  add_stamps_of_folder(dir + "/models.d", out);
   return out;
 }
 
