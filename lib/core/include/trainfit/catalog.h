@@ -35,8 +35,9 @@ struct GpuSpec {
 };
 
 // The catalogs in use: the built-in ones, or the last set install_catalogs() made current.
-// A catalog is immutable once installed and never freed, so the references and pointers
-// these functions and the lookups below return stay valid across a reload.
+// A catalog is immutable once installed and freed only by free_replaced_catalogs() (below)
+// while no CatalogUse is alive, so the references and pointers these functions and the
+// lookups below return stay valid across a reload for as long as their reader counts itself in.
 TRAINFIT_API const std::vector<ModelPreset>& model_catalog();
 TRAINFIT_API const std::vector<GpuSpec>& gpu_catalog();
 
