@@ -4,10 +4,12 @@
 // Runs in slurmctld's RPC threads: no network, no exceptions across the C boundary,
 // bounded work per job, no global lock around the decision (the policy is an
 // immutable snapshot), every string given to Slurm from slurm_xstrdup.
-#include <pwd.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <cstring>
 #include <cstdlib>
 #include <ctime>
@@ -29,6 +31,7 @@ extern "C" {
 #include "trainfit/admission/audit_writer.h"
 #include "trainfit/admission/catalog_dir.h"
 #include "trainfit/util/file.h"
+#include "trainfit/util/passwd.h"
 
 extern "C" {
 #define EXPORT __attribute__((visibility("default")))
@@ -67,6 +70,9 @@ uint32_t g_slurm_user = 0;       // slurmctld's own uid (SlurmUser), read once b
 // Test hook (TRAINFIT_FAIL_DECISIONS=1 in slurmctld's environment): every decision
 // throws, so the integration test can see on_error and the internal-error class at work.
 bool g_fail_decisions = false;
+// Test hook (TRAINFIT_FAIL_AUDIT=1): auditing a decision throws bad_alloc, so that the tests
+// see the verdict stand when its audit fails.
+bool g_fail_audit = false;
 bool g_broken = false;           // init failed open (e.g. an internal error): admit everything
 
 // The audit log: decisions queue their records; one thread writes them, in order.
@@ -86,12 +92,9 @@ std::unordered_map<uint32_t, std::string> g_user_names;  // only the writer thre
 std::string user_name(uint32_t uid) {
   auto it = g_user_names.find(uid);
   if (it != g_user_names.end()) return it->second;
-  struct passwd entry, *found = nullptr;
-  char buffer[4096];
-  std::string name = std::to_string(uid);
-  if (getpwuid_r(static_cast<uid_t>(uid), &entry, buffer, sizeof buffer, &found) == 0 && found != nullptr) {
-    name = found->pw_name;
-  }
+  Result<std::string> found = name_of_uid(uid);  // an entry too large for one buffer is looked up again
+  if (!found && found.error().code == ErrorCode::kUnavailable) return std::to_string(uid);  // not kept: NSS may come back
+  const std::string name = found ? found.value() : std::to_string(uid);
   if (g_user_names.size() < 65536) g_user_names.emplace(uid, name);
   return name;
 }
@@ -176,14 +179,23 @@ int finish(const char* event, job_desc_msg_t* d, uint32_t uid, Job&& job, Decisi
       break;
     case Verdict::kPass: break;
   }
-  // The path is shared with the policy that holds it (no copy per record).
-  std::shared_ptr<const std::string> path(loaded, &loaded->policy.audit_log);
-  audit(event, d, uid, std::move(job), std::move(decision), std::move(id), std::move(path));
+  // The verdict is decided and Slurm told: a failure to audit it (bad_alloc building the record)
+  // loses the record, never turns a refusal into an acceptance through on_error.
+  try {
+    if (g_fail_audit) throw std::bad_alloc();
+    // The path is shared with the policy that holds it (no copy per record).
+    std::shared_ptr<const std::string> path(loaded, &loaded->policy.audit_log);
+    audit(event, d, uid, std::move(job), std::move(decision), std::string(id), std::move(path));
+  } catch (...) {  // logged without allocating (the id is ours: hex and digits)
+    slurm_error("job_submit/trainfit: decision %s not audited (out of memory building its record); its verdict stands",
+                id.c_str());
+  }
   return rc;
 }
 
 int check_submit(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   if (g_broken || g_store == nullptr) return SLURM_SUCCESS;
+  const CatalogUse use;  // the catalog entries this decision looks up are not freed under it
   const std::shared_ptr<const LoadedPolicy> loaded = g_store->current();
   if (loaded->admit_all) return SLURM_SUCCESS;
   Job job = job_from_submission(d, uid);
@@ -194,6 +206,7 @@ int check_submit(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
 
 int check_update(job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   if (g_broken || g_store == nullptr) return SLURM_SUCCESS;
+  const CatalogUse use;
   const std::shared_ptr<const LoadedPolicy> loaded = g_store->current();
   if (loaded->admit_all) return SLURM_SUCCESS;
   Update update = update_from(d, uid);
@@ -228,6 +241,26 @@ int guarded(Check check, job_desc_msg_t* d, uint32_t uid, char** err_msg) {
   }
 }
 
+void log_line(bool error, const std::string& line) {
+  if (error) slurm_error("job_submit/trainfit: %s", printable(line).c_str());
+  else slurm_info("job_submit/trainfit: %s", printable(line).c_str());
+}
+
+// How long fini() waits for each thread: slurmctld's shutdown or reconfigure must not hang on
+// a hung disk or NSS server.
+constexpr std::chrono::seconds kFiniWait{5};
+
+// A thread that did not end keeps running this plugin's code: the plugin stays loaded
+// (RTLD_NODELETE: a later dlclose by slurmctld does not unmap it) and its object is never freed.
+void left_behind(const char* what) {
+  Dl_info self{};
+  if (::dladdr(reinterpret_cast<void*>(&left_behind), &self) != 0 && self.dli_fname != nullptr) {
+    ::dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  }
+  slurm_error("job_submit/trainfit: fini: %s did not stop within %lld s; left running, detached", what,
+              static_cast<long long>(kFiniWait.count()));
+}
+
 }  // namespace
 
 extern "C" int init(void) {
@@ -238,34 +271,38 @@ extern "C" int init(void) {
     g_slurm_user = static_cast<uint32_t>(::getuid());
     const char* fail = std::getenv("TRAINFIT_FAIL_DECISIONS");
     g_fail_decisions = fail != nullptr && std::string(fail) == "1";
+    const char* fail_audit = std::getenv("TRAINFIT_FAIL_AUDIT");
+    g_fail_audit = fail_audit != nullptr && std::string(fail_audit) == "1";
     bool catalog_dir_named = false;
     const std::string catalog_path = catalog_dir("", &catalog_dir_named);
-    static CatalogWatcher catalogs(catalog_path, catalog_dir_named, [](bool error, const std::string& line) {
-      if (error) slurm_error("job_submit/trainfit: %s", printable(line).c_str());
-      else slurm_info("job_submit/trainfit: %s", printable(line).c_str());
-    });
-    catalogs.load();  // before the policy: default_gpu and gpu_alias may name a site GPU
+    // On the heap: fini() leaves a thread stuck on a hung disk behind, and it must not find
+    // its object destroyed (nor the plugin unloaded: left_behind).
+    auto catalogs = std::make_unique<CatalogWatcher>(catalog_path, catalog_dir_named, log_line);
+    catalogs->load();  // before the policy: default_gpu and gpu_alias may name a site GPU
     static PolicyStore store(conf_path());
     g_store = &store;
     if (!store.load_initial()) return SLURM_ERROR;
-    // One thread looks once a second: the catalogs first, then the policy that names them.
-    catalogs.after_each_check([](bool installed) { g_store->check(installed); });
+    // One thread looks once a second: the catalogs first (installed only when the policy in
+    // force resolves in them), then the policy that names them (parsed against the catalog
+    // in force): jobs always see a policy and a catalog that were validated as a pair.
+    catalogs->validate_with([](CatalogSet& set) { return g_store->pair_with(set); });
+    // A replaced catalog is freed once no decision uses it (each holds a CatalogUse): tens of
+    // KB per reload otherwise, kept for slurmctld's lifetime.
+    catalogs->after_each_check([](bool installed) {
+      g_store->check(installed);
+      free_replaced_catalogs();
+    });
     try {
-      catalogs.start();
-      g_catalogs = &catalogs;
+      catalogs->start();
+      g_catalogs = catalogs.release();
     } catch (const std::exception& e) {
       slurm_error("job_submit/trainfit: trainfit.conf and the site catalogs will not be reloaded: cannot start a "
                   "thread: %s", e.what());
     }
     try {  // no audit thread (a thread limit) must not mean no admission
-      static AuditWriter writer(
-          [](bool error, const std::string& line) {
-            if (error) slurm_error("job_submit/trainfit: %s", printable(line).c_str());
-            else slurm_info("job_submit/trainfit: %s", printable(line).c_str());
-          },
-          65536, user_name);
-      writer.start();
-      g_audit = &writer;
+      auto writer = std::make_unique<AuditWriter>(log_line, 65536, user_name);
+      writer->start();
+      g_audit = writer.release();
     } catch (const std::exception& e) {
       slurm_error("job_submit/trainfit: audit log disabled: cannot start its writer thread: %s", e.what());
     }
@@ -282,8 +319,16 @@ extern "C" int init(void) {
 
 extern "C" int fini(void) {
   try {
-    if (g_catalogs != nullptr) g_catalogs->stop();
-    if (g_audit != nullptr) g_audit->stop();  // what is queued is written first
+    if (g_catalogs != nullptr) {
+      if (g_catalogs->stop_within(kFiniWait)) delete g_catalogs;
+      else left_behind("the site catalog watcher (a stat or read of a hung disk)");
+      g_catalogs = nullptr;
+    }
+    if (g_audit != nullptr) {  // what is queued is written first
+      if (g_audit->stop_within(kFiniWait)) delete g_audit;
+      else left_behind("the audit writer (a write to a hung disk or a passwd lookup to a hung NSS; queued records may be lost)");
+      g_audit = nullptr;
+    }
   } catch (...) {
   }
   return SLURM_SUCCESS;

@@ -5,7 +5,9 @@
 #include <ctime>
 
 #include "slurm_host.h"
+#include "trainfit/admission/policy_pair.h"
 #include "trainfit/catalog.h"
+#include "trainfit/util/clock.h"
 #include "trainfit/util/file.h"
 
 namespace trainfit::plugin {
@@ -120,8 +122,16 @@ void PolicyStore::check(bool catalogs_changed) {
 // the result, so that job_submit's current() never waits for this I/O.
 void PolicyStore::reload_if_changed(bool force) {
   const FileStamp now = file_stamp(path_);
-  if (now == stamp_ && !force) return;
-  if (may_be_mid_edit(now)) return;  // look again at the next check rather than load half a file
+  reload_pending_ = reload_pending_ || force;  // a forced reload waits with the change, never lost
+  if (now == stamp_ && !reload_pending_) {
+    settle_.clear();
+    return;
+  }
+  report_future_mtime(now);
+  // Look again at the next check rather than load half a file; but not for ever.
+  if (!settle_.ready(may_be_mid_edit(now), monotonic_ms())) return;
+  settle_.clear();
+  reload_pending_ = false;
   const std::shared_ptr<const LoadedPolicy> in_force = current();
   const std::string kept = in_force ? in_force->origin : "none";
   if (!now.exists) {
@@ -135,6 +145,7 @@ void PolicyStore::reload_if_changed(bool force) {
   // file too large, unreadable (EACCES, ENOTDIR) or not a regular file is reported once, as
   // an invalid one is.
   if (!text && text.error().code == ErrorCode::kUnavailable) {
+    reload_pending_ = true;  // even when the file did not change (a reload forced by the catalogs)
     return;
   }
   stamp_ = now;
@@ -157,6 +168,30 @@ void PolicyStore::reload_if_changed(bool force) {
   }
   slurm_info("job_submit/trainfit: reloaded; policy in force from %s: %s",
              admission::printable(loaded.value()->origin).c_str(), admission::printable(describe(*loaded.value())).c_str());
+}
+
+// An mtime ahead of this host's clock (a file server's clock ahead, a touch -d) would keep the
+// file "mid-edit" until the clocks meet: said once per mtime, read after kMaxSettleMs anyway.
+void PolicyStore::report_future_mtime(const FileStamp& now) {
+  const int64_t ahead = mtime_ahead_ms(now);
+  if (ahead <= 0 || now.mtime_ns == future_reported_) return;
+  future_reported_ = now.mtime_ns;
+  slurm_error("job_submit/trainfit: %s: its mtime is %lld s ahead of this host's clock; it is read anyway %lld s after "
+              "the change was seen", admission::printable(path_).c_str(), static_cast<long long>(ahead / 1000),
+              static_cast<long long>(kMaxSettleMs / 1000));
+}
+
+Result<admission::CatalogWatcher::Pair> PolicyStore::pair_with(CatalogSet& catalogs) {
+  using Pair = admission::CatalogWatcher::Pair;
+  const std::shared_ptr<const LoadedPolicy> in_force = current();
+  if (in_force == nullptr || in_force->admit_all) return Pair::kAsRead;  // no policy names a GPU
+  const Result<bool> resolves = admission::policy_resolves_in(in_force->policy, catalogs.gpus);
+  if (resolves) return Pair::kAsRead;
+  if (file_stamp(path_) == stamp_) return resolves.error();  // trainfit.conf did not change: refused
+  admission::keep_gpus_named(in_force->policy, gpu_catalog(), catalogs);
+  const Result<bool> bridged = admission::policy_resolves_in(in_force->policy, catalogs.gpus);
+  if (!bridged) return bridged.error();
+  return Pair::kBridged;
 }
 
 std::shared_ptr<const LoadedPolicy> PolicyStore::current() {

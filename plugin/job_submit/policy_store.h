@@ -10,6 +10,8 @@
 #include <string>
 
 #include "trainfit/admission.h"
+#include "trainfit/admission/catalog_dir.h"
+#include "trainfit/catalog.h"
 #include "trainfit/error.h"
 #include "trainfit/util/file_stamp.h"
 
@@ -30,7 +32,13 @@ class PolicyStore {
   std::shared_ptr<const LoadedPolicy> current();
   // The watcher thread's look: reloads when trainfit.conf or slurm.conf changed, or when the
   // site catalogs were reinstalled (the policy names their GPUs: validated again).
+  // A change is read once it has settled (no write in the last second), or kMaxSettleMs after
+  // it was seen when it keeps changing or its mtime is in the future (logged once).
   void check(bool catalogs_changed);
+  // The watcher's pair check of a new catalog before it installs it (admission/policy_pair.h):
+  // as read when the policy in force names only its GPUs; bridged (keep_gpus_named) when not
+  // but trainfit.conf changed too (its new policy is parsed against the bridge next); else why not.
+  Result<admission::CatalogWatcher::Pair> pair_with(CatalogSet& catalogs);
   const std::string& path() const { return path_; }
 
  private:
@@ -42,7 +50,12 @@ class PolicyStore {
   std::string path_;
   std::mutex mutex_;  // guards current_ (job_submit reads it; the watcher publishes it)
   std::shared_ptr<const LoadedPolicy> current_;
+  void report_future_mtime(const FileStamp& now);
+
   FileStamp stamp_, slurm_conf_stamp_;  // the watcher thread's only (set by load_initial before it starts)
+  PendingChange settle_;                // the watcher thread's only: a change seen, not read yet
+  bool reload_pending_ = false;         // the watcher thread's only: a forced reload not done yet
+  int64_t future_reported_ = 0;         // the watcher thread's only: the mtime last logged as ahead
 };
 
 }  // namespace trainfit::plugin

@@ -891,6 +891,93 @@ struct Args {
   std::vector<char*> argv_;
 };
 
+// ---- job_submit: reload rules and the verdict that stands (issue 34, point 12) ----
+
+// Waits up to `seconds` for a log line holding `needle` (the watcher thread logs it).
+bool logged_within(const std::string& needle, int seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!shim::logged(needle)) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
+// trainfit.conf rewritten in place every 300 ms, never settled for a second: reloaded anyway
+// within the bound (util/file_stamp.h kMaxSettleMs, 5 s; a look once a second).
+void job_submit_conf_rewritten_often() {
+  const std::string dir = scenario_dir("job_submit_conf_rewritten_often");
+  const std::string audit = dir + "/audit.jsonl";
+  use_conf(dir, site_conf(audit));
+  JobSubmit p = load_job_submit();
+  CHECK(p.init() == SLURM_SUCCESS, "init failed");
+  shim::clear_logs();
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; !done; ++i) {
+      write_file(dir + "/trainfit.conf", site_conf(audit, "headroom = 0.0" + std::to_string(i % 10) + "\n"));
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  CHECK(logged_within("reloaded; policy in force", 9), "trainfit.conf rewritten every 300 ms was not reloaded in 9 s");
+  done = true;
+  writer.join();
+  CHECK(p.fini() == SLURM_SUCCESS, "fini");
+}
+
+// The catalog loses the GPU trainfit.conf's gpu_alias names: the new catalog is refused (one
+// line), and a job typed with the alias is still decided against the pair in force.
+void job_submit_catalog_pair() {
+  const std::string dir = scenario_dir("job_submit_catalog_pair");
+  const std::string audit = dir + "/audit.jsonl";
+  use_conf(dir, site_conf(audit));
+  mkdir((dir + "/catalogs/gpus.d").c_str(), 0755);
+  mkdir((dir + "/catalogs/models.d").c_str(), 0755);
+  const std::string site = dir + "/catalogs/gpus.d/site.json";
+  // h100's capacity under another name: the small job fits on it as on an h100 (the CLI's verdict).
+  write_file(site, R"({"gpus": [{"name": "site-h100", "capacity_bytes": 85520809984}]})");
+  write_file(dir + "/catalogs/models.d/site.json",
+             R"({"models": [{"name": "acme-13b", "layers": 40, "hidden": 5120, "heads": 40, "kv_heads": 8, "ffn": 13824, "vocab": 64000}]})");
+  JobSubmit p = load_job_submit();
+  CHECK(p.init() == SLURM_SUCCESS, "init failed");
+  // trainfit.conf comes to name the site GPU (installed by rename, as docs/slurm.md advises).
+  write_file(dir + "/trainfit.conf.new", site_conf(audit, "gpu_alias.sitegpu = site-h100\n"));
+  rename((dir + "/trainfit.conf.new").c_str(), (dir + "/trainfit.conf").c_str());
+  CHECK(logged_within("reloaded; policy in force", 5) && shim::logged("2 GPU aliases"), "trainfit.conf with gpu_alias.sitegpu not loaded");
+  Desc before;
+  before.gpus("gres:gpu:sitegpu:8").env(options_env(kSmall));
+  const Outcome first = submit(p, before);
+  CHECK(first.rc == SLURM_SUCCESS, "the small job on the site GPU before: rc %d, %s", first.rc, first.err.c_str());
+  unlink(site.c_str());
+  CHECK(logged_within("changed but are not installed: trainfit.conf's gpu_alias.sitegpu = site-h100 names a GPU the new "
+                      "catalog does not have", 5), "the catalog without site-h100 was not refused");
+  Desc after;
+  after.gpus("gres:gpu:sitegpu:8").env(options_env(kSmall));
+  const Outcome o = submit(p, after);
+  CHECK(o.rc == SLURM_SUCCESS, "the small job on the site GPU after the refused catalog: rc %d, %s", o.rc, o.err.c_str());
+  CHECK(p.fini() == SLURM_SUCCESS, "fini");
+}
+
+// Auditing fails (bad_alloc, TRAINFIT_FAIL_AUDIT=1) under on_error = open: the refusal stands.
+void job_submit_audit_failure() {
+  const std::string dir = scenario_dir("job_submit_audit_failure");
+  use_conf(dir, site_conf(dir + "/audit.jsonl"));  // on_error = open
+  setenv("TRAINFIT_FAIL_AUDIT", "1", 1);
+  JobSubmit p = load_job_submit();
+  CHECK(p.init() == SLURM_SUCCESS, "init failed");
+  Desc big;
+  big.gpus("gres:gpu:h100:8").env(options_env(kBig));
+  const Outcome o = submit(p, big);
+  CHECK(o.rc == ESLURM_INVALID_GRES, "a job that does not fit was not refused when its audit failed: rc %d", o.rc);
+  CHECK(o.err.find("trainfit") != std::string::npos, "the refusal's message is lost: '%s'", o.err.c_str());
+  CHECK(shim::logged("not audited"), "the audit failure is not logged");
+  Desc small;
+  small.gpus("gres:gpu:h100:8").env(options_env(kSmall));
+  CHECK(submit(p, small).rc == SLURM_SUCCESS, "a job that fits");
+  CHECK(p.fini() == SLURM_SUCCESS, "fini");
+  unsetenv("TRAINFIT_FAIL_AUDIT");
+}
+
 int spank_init(Spank& s, spank_handle& h, spank_context_t context, Args& args) {
   shim::set_context(context);
   h.context = context;
@@ -1281,6 +1368,9 @@ int main(int argc, char** argv) {
   failed += run_scenario("job_submit: accept, reject, resize, partition lists, updates", job_submit_valid);
   failed += run_scenario("job_submit: hostile annotations, TRES, spank_job_env, threads", job_submit_hostile);
   failed += run_scenario("job_submit: decisions while trainfit.conf and the catalogs reload", job_submit_reloads);
+  failed += run_scenario("job_submit: trainfit.conf rewritten every 300 ms is reloaded", job_submit_conf_rewritten_often);
+  failed += run_scenario("job_submit: a catalog the policy does not resolve in is refused", job_submit_catalog_pair);
+  failed += run_scenario("job_submit: a refusal stands when its audit fails", job_submit_audit_failure);
   for (const char* kind : {"missing", "invalid", "invalid_closed", "directory", "fifo", "too_large", "binary", "bad_catalogs"}) {
     failed += run_scenario((std::string("job_submit: trainfit.conf ") + kind).c_str(), [kind] { job_submit_conf(kind); });
   }

@@ -216,6 +216,50 @@ rm -f "$dir/catalog/gpus.d/30-bad.json"
 sleep 3
 check_site_job "bad file removed: the site catalog is reloaded and used"
 
+# ---- The policy and the catalogs are one pair; reloads that never settle (docs/slurm.md) ----
+# trainfit.conf maps a site GRES type to a40, then a40's catalog file is removed: the new
+# catalog is refused (one line) and a job typed with the alias is still decided with a40.
+good_conf "$dir/new.conf"; echo "gpu_alias.sitegpu = a40" >> "$dir/new.conf"; mv -f "$dir/new.conf" "$conf"
+sleep 3.2
+mv "$dir/catalog/gpus.d/10-site.json" "$dir/10-site.json.away"
+sleep 3.2
+# acme-13b with ZeRO-3 and full recompute fits 8 x A40 (check_site_job, the CLI's numbers).
+alias_out=$(timeout 30 "${NS[@]}" sbatch -H --parsable -p site --gres=gpu:sitegpu:8 --comment="trainfit: model=acme-13b zero=3 recompute=full check" --wrap true 2>&1); rc=$?
+timeout 10 scancel "$(tail -1 <<<"$alias_out")" 2>/dev/null
+refusals=$(grep -c "site catalogs in $dir/catalog changed but are not installed: trainfit.conf's gpu_alias.sitegpu = a40 names a GPU the new catalog does not have" "$log")
+[[ $refusals -eq 1 && $rc -eq 0 ]] \
+  && ok "a catalog without the GPU trainfit.conf's gpu_alias names is refused (logged once in 3 s of looks); --gres=gpu:sitegpu:8 still decided on a40" \
+  || fail "catalog/policy pair" "refusals logged: $refusals, sbatch rc=$rc $alias_out" "$(grep 'site catalog' "$log" | tail -2)"
+reloads=$(grep -c "site catalogs reloaded from $dir/catalog: " "$log")
+install_good   # trainfit.conf no longer names a40: the waiting catalog goes in at a next look
+sleep 3.2
+(( $(grep -c "site catalogs reloaded from $dir/catalog: " "$log") > reloads )) \
+  && ok "... installed once trainfit.conf stopped naming a40" || fail "catalog after the policy changed" "$(grep trainfit "$log" | tail -3)"
+mv "$dir/10-site.json.away" "$dir/catalog/gpus.d/10-site.json"
+sleep 3.2
+
+reject_conf() { good_conf /dev/stdout | sed 's/^action = warn$/action = reject/' > "$1"; }  # one write, in place
+# trainfit.conf rewritten in place every 300 ms (never a second old): read within the 5 s bound.
+( end=$((SECONDS + 11)); while (( SECONDS < end )); do reject_conf "$conf"; sleep 0.3; done ) &
+rewriter=$!
+sleep 8.5   # seen within a second, read 5 s later, at a look once a second
+p1=$(probe)
+wait "$rewriter"
+[[ $p1 == rejected ]] && ok "trainfit.conf rewritten every 300 ms is reloaded within the bound (the probe is rejected by the new policy)" \
+  || fail "trainfit.conf rewritten every 300 ms" "probe: $p1" "$(grep trainfit "$log" | tail -2)"
+install_good; sleep 3.2
+[[ $(probe) == warned ]] || fail "the good policy back after the rewrites" "$(grep trainfit "$log" | tail -2)"
+# A file stamped an hour ahead (a file server's clock ahead): said once, read after the bound.
+reject_conf "$dir/new.conf"; touch -d '+1 hour' "$dir/new.conf"; mv -f "$dir/new.conf" "$conf"
+sleep 2.2
+ahead=$(grep -c "$conf: its mtime is [0-9]* s ahead of this host's clock" "$log")
+sleep 6
+p1=$(probe)
+[[ $ahead -eq 1 && $p1 == rejected ]] && ok "trainfit.conf with an mtime an hour ahead: logged once, reloaded after the bound" \
+  || fail "future mtime" "logged $ahead times, probe $p1" "$(grep trainfit "$log" | tail -2)"
+install_good; sleep 3.2
+[[ $(probe) == warned ]] || fail "the good policy back after the future mtime" "$(grep trainfit "$log" | tail -2)"
+
 # ---- The audit log on a read-only filesystem ----
 if mountpoint -q "$dir/ro"; then
   : > "$dir/ro/audit.jsonl"

@@ -1,14 +1,13 @@
 // The policy assembled once (assemble.h): trainfit.conf, its users, slurm.conf's facts.
 #include "trainfit/admission/assemble.h"
 
-#include <pwd.h>
 
-#include <cerrno>
 #include <map>
 #include <set>
 
 #include "partition_nodes.h"
 #include "trainfit/admission.h"
+#include "trainfit/util/passwd.h"
 #include "trainfit/util/text.h"
 
 namespace trainfit::admission {
@@ -128,17 +127,8 @@ Result<AssembledPolicy> assemble_policy(const std::string& conf_text, const Resu
 }
 
 std::optional<uint32_t> passwd_uid(const std::string& name) {
-  std::vector<char> buffer(4096);
-  for (;;) {
-    struct passwd entry, *found = nullptr;
-    const int rc = getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
-    if (rc == ERANGE && buffer.size() < (size_t{1} << 20)) {  // a long entry: a larger buffer, not "unknown"
-      buffer.resize(buffer.size() * 4);
-      continue;
-    }
-    if (rc != 0 || found == nullptr) return std::nullopt;
-    return static_cast<uint32_t>(found->pw_uid);
-  }
+  Result<uint32_t> uid = uid_of_user(name);  // grows its buffer on ERANGE (trainfit/util/passwd.h)
+  return uid ? std::optional<uint32_t>(uid.value()) : std::nullopt;
 }
 
 }  // namespace trainfit::admission

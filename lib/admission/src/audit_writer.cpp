@@ -21,6 +21,7 @@ void AuditWriter::start() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (running_) return;
   stopping_ = false;
+  finished_ = false;
   thread_ = std::thread([this] { run(); });
   running_ = true;
 }
@@ -69,9 +70,32 @@ void AuditWriter::stop() {
   idle_.notify_all();
 }
 
+bool AuditWriter::stop_within(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!running_ || !thread_.joinable()) return true;
+  stopping_ = true;
+  wake_.notify_one();
+  if (!idle_.wait_for(lock, wait, [this] { return finished_; })) {
+    thread_.detach();  // blocked in the disk or NSS: left behind, never joined
+    running_ = false;
+    return false;
+  }
+  std::thread writer = std::move(thread_);
+  running_ = false;
+  lock.unlock();
+  writer.join();  // it has left run(): returns at once
+  idle_.notify_all();
+  return true;
+}
+
 void AuditWriter::flush() {
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [this] { return (queue_.empty() && !busy_) || !running_; });
+}
+
+bool AuditWriter::finished() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return finished_;
 }
 
 int64_t AuditWriter::dropped() const {
@@ -125,6 +149,7 @@ void AuditWriter::run() {
     busy_ = false;
     if (queue_.empty()) idle_.notify_all();
   }
+  finished_ = true;  // still under the lock: stop_within sees it with the queue written
   idle_.notify_all();
 }
 

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "trainfit/admission.h"
+#include "trainfit/util/clock.h"
 #include "trainfit/util/file.h"
 
 namespace trainfit::admission {
@@ -30,11 +31,11 @@ bool ends_with_json(const std::string& name) {
 
 // The *.json names of a folder, sorted (byte order, as `LC_ALL=C ls`); hidden files
 // (editors' .swp, .#) skipped. Missing folder: no names, no problem.
-std::vector<std::string> json_names(const std::string& folder, std::vector<Error>* problems) {
+Result<std::vector<std::string>> json_names(const std::string& folder) {
   std::vector<std::string> names;
   DIR* d = ::opendir(folder.c_str());
   if (d == nullptr) {
-    if (errno != ENOENT) problems->push_back(folder_problem(folder, std::string("cannot be read: ") + std::strerror(errno)));
+    if (errno != ENOENT) return folder_problem(folder, std::string("cannot be read: ") + std::strerror(errno));
     return names;
   }
   size_t seen = 0;
@@ -42,10 +43,9 @@ std::vector<std::string> json_names(const std::string& folder, std::vector<Error
     const std::string name = entry->d_name;
     if (name.empty() || name[0] == '.' || !ends_with_json(name)) continue;
     if (++seen > kMaxCatalogFiles) {
-      problems->push_back(folder_problem(folder, "has more than " + std::to_string(kMaxCatalogFiles) +
-                                                     " *.json files; accepted: at most " + std::to_string(kMaxCatalogFiles)));
-      names.clear();
-      break;
+      ::closedir(d);
+      return folder_problem(folder, "has more than " + std::to_string(kMaxCatalogFiles) + " *.json files; accepted: at most " +
+                                        std::to_string(kMaxCatalogFiles));
     }
     names.push_back(name);
   }
@@ -54,28 +54,45 @@ std::vector<std::string> json_names(const std::string& folder, std::vector<Error
   return names;
 }
 
-std::vector<CatalogText> read_folder(const std::string& folder, std::vector<Error>* problems) {
+// A folder's catalog files as read, and what could not be read (each named by its file).
+struct Folder {
   std::vector<CatalogText> files;
-  for (const std::string& name : json_names(folder, problems)) {
+  std::vector<Error> problems;
+};
+
+Folder read_folder(const std::string& folder) {
+  Folder out;
+  Result<std::vector<std::string>> names = json_names(folder);
+  if (!names) {
+    out.problems.push_back(names.error());
+    return out;
+  }
+  for (const std::string& name : names.value()) {
     const std::string path = folder + "/" + name;
     Result<std::string> text = read_regular_file(path, kMaxCatalogFileBytes);
     if (!text) {
-      problems->push_back(located_error(text.error().code, "file", path + ":1", 1, text.error().reason));
+      out.problems.push_back(located_error(text.error().code, "file", path + ":1", 1, text.error().reason));
       continue;
     }
-    files.push_back(CatalogText{path, std::move(text).value()});
+    out.files.push_back(CatalogText{path, std::move(text).value()});
   }
-  return files;
+  return out;
 }
 
-// Each catalog file's stamp, named by its path: a file added, removed or changed changes the list.
-void add_stamps_of_folder(const std::string& folder, FileStamps* out) {
-  std::vector<Error> ignored;
-  for (const std::string& name : json_names(folder, &ignored)) {
+// Each catalog file's stamp, named by its path: a file added, removed or changed changes the
+// list (a folder that cannot be listed has none: reading it says why).
+void add_stamps_of_folder(const std::string& folder, FileStamps& out) {
+  const Result<std::vector<std::string>> names = json_names(folder);
+  if (!names) return;
+  for (const std::string& name : names.value()) {
     const std::string path = folder + "/" + name;
-    out->emplace_back(path, file_stamp(path));
+    out.emplace_back(path, file_stamp(path));
   }
 }
+
+// A read failure (an EMFILE, an EACCES fixed later) rather than a mistake in a file's content:
+// read_folder and folder_problem name the file or folder as the problem's field.
+bool is_read_failure(const Error& problem) { return problem.field == "file" || problem.field == "catalog_dir"; }
 
 }  // namespace
 
@@ -101,8 +118,12 @@ CatalogSet read_catalog_dir(const std::string& dir, bool must_exist) {
   } else if (!S_ISDIR(st.st_mode)) {
     problems.push_back(folder_problem(dir, std::string("is ") + file_kind(st.st_mode) + ", not a folder"));
   } else {
-    gpus = read_folder(dir + "/gpus.d", &problems);
-    models = read_folder(dir + "/models.d", &problems);
+    Folder gpu_folder = read_folder(dir + "/gpus.d");
+    Folder model_folder = read_folder(dir + "/models.d");
+    gpus = std::move(gpu_folder.files);
+    models = std::move(model_folder.files);
+    problems.insert(problems.end(), gpu_folder.problems.begin(), gpu_folder.problems.end());
+    problems.insert(problems.end(), model_folder.problems.begin(), model_folder.problems.end());
   }
   CatalogSet set = merge_catalogs(gpus, models);
   set.problems.insert(set.problems.begin(), problems.begin(), problems.end());
@@ -111,8 +132,8 @@ CatalogSet read_catalog_dir(const std::string& dir, bool must_exist) {
 
 FileStamps catalog_dir_stamps(const std::string& dir) {
   FileStamps out;
-  add_stamps_of_folder(dir + "/gpus.d", &out);
-  add_stamps_of_folder(dir + "/models.d", &out);
+  add_stamps_of_folder(dir + "/gpus.d", out);
+  add_stamps_of_folder(dir + "/models.d", out);
   return out;
 }
 
@@ -132,6 +153,7 @@ bool CatalogWatcher::load() {
   std::lock_guard<std::mutex> lock(stamp_mutex_);
   stamp_ = catalog_dir_stamps(dir_);
   const CatalogSet set = load_site_catalogs(dir_, must_exist_);
+  read_again_ = std::any_of(set.problems.begin(), set.problems.end(), is_read_failure);  // EMFILE at init too
   for (const Error& problem : set.problems) log_(true, "site catalog: " + problem.message);
   if (!set.problems.empty()) {
     log_(true, "site catalogs in " + dir_ + " not valid; using the built-in catalogs (" +
@@ -142,18 +164,57 @@ bool CatalogWatcher::load() {
   return true;
 }
 
-bool CatalogWatcher::check_once() {
-  std::lock_guard<std::mutex> lock(stamp_mutex_);
-  const FileStamps now = catalog_dir_stamps(dir_);
-  const bool settling = std::any_of(now.begin(), now.end(), [](const auto& file) { return may_be_mid_edit(file.second); });
-  if (now == stamp_ || settling) return false;
-  stamp_ = now;
-  const CatalogSet set = read_catalog_dir(dir_, must_exist_);
+// Whether the change seen may be read now (util/file_stamp.h's rule), logging once each file
+// whose mtime is ahead of this host's clock (it would look mid-edit until the clocks meet).
+bool CatalogWatcher::settled(const FileStamps& now) {
+  bool mid_edit = false;
+  for (const auto& [path, stamp] : now) {
+    if (!may_be_mid_edit(stamp)) continue;
+    mid_edit = true;
+    const int64_t ahead = mtime_ahead_ms(stamp);
+    const std::pair<std::string, int64_t> key(path, stamp.mtime_ns);
+    if (ahead <= 0 || std::find(future_reported_.begin(), future_reported_.end(), key) != future_reported_.end()) continue;
+    if (future_reported_.size() >= 2 * kMaxCatalogFiles) future_reported_.clear();
+    future_reported_.push_back(key);
+    log_(true, "site catalog " + path + ": its mtime is " + std::to_string(ahead / 1000) +
+                   " s ahead of this host's clock; it is read anyway " + std::to_string(kMaxSettleMs / 1000) +
+                   " s after the change was seen");
+  }
+  return pending_.ready(mid_edit, monotonic_ms());
+}
+
+// The lines of a refusal, logged when they differ from the last refusal's (not every second).
+void CatalogWatcher::report_once(const std::vector<std::string>& lines) {
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  if (all == last_problem_) return;
+  last_problem_ = all;
+  for (const std::string& line : lines) log_(true, line);
+}
+
+bool CatalogWatcher::install_if_valid(CatalogSet set) {
   if (!set.problems.empty()) {
-    for (const Error& problem : set.problems) log_(true, "site catalog: " + problem.message);
-    log_(true, "site catalogs in " + dir_ + " changed but are not valid; the catalogs in use stay");
+    read_again_ = std::any_of(set.problems.begin(), set.problems.end(), is_read_failure);
+    std::vector<std::string> lines;
+    for (const Error& problem : set.problems) lines.push_back("site catalog: " + problem.message);
+    lines.push_back("site catalogs in " + dir_ + " changed but are not valid; the catalogs in use stay" +
+                    (read_again_ ? " (read again at each check until they can be read)" : ""));
+    report_once(lines);
     return false;
   }
+  Result<Pair> pair = Pair::kAsRead;
+  if (validate_) pair = validate_(set);
+  if (!pair) {
+    read_again_ = true;  // trainfit.conf may be changed to match: tried again at each check
+    report_once({"site catalogs in " + dir_ + " changed but are not installed: " + pair.error().message +
+                 "; the catalogs and policy in force stay (tried again at each check)"});
+    return false;
+  }
+  const bool bridge = pair.value() == Pair::kBridged;
+  read_again_ = bridge;  // a bridge is replaced by the files as they are once the new policy is in force
+  if (bridge && bridged_) return false;  // this bridge is in force already: wait for the policy
+  bridged_ = bridge;
+  last_problem_.clear();
   install_catalogs(set);
   for (const std::string& note : set.notes) log_(false, "site catalog: " + note);
   log_(false, "site catalogs reloaded from " + dir_ + ": " + std::to_string(set.gpus.size()) + " GPUs, " +
@@ -161,10 +222,25 @@ bool CatalogWatcher::check_once() {
   return true;
 }
 
+bool CatalogWatcher::check_once() {
+  std::lock_guard<std::mutex> lock(stamp_mutex_);
+  const FileStamps now = catalog_dir_stamps(dir_);
+  if (now == stamp_ && !read_again_) {
+    pending_.clear();
+    return false;
+  }
+  if (!settled(now)) return false;
+  pending_.clear();
+  if (now != stamp_) bridged_ = false;  // other files: a bridge of its own if one is needed
+  stamp_ = now;
+  return install_if_valid(read_catalog_dir(dir_, must_exist_));
+}
+
 void CatalogWatcher::start() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (thread_.joinable()) return;
   stopping_ = false;
+  finished_ = false;
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> held(mutex_);
     while (!wake_.wait_for(held, std::chrono::seconds(1), [this] { return stopping_; })) {
@@ -176,6 +252,8 @@ void CatalogWatcher::start() {
       }
       held.lock();
     }
+    finished_ = true;
+    ended_.notify_all();
   });
 }
 
@@ -191,6 +269,21 @@ void CatalogWatcher::stop() {
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) running = std::move(thread_);
   }
   if (running.joinable()) running.join();
+}
+
+bool CatalogWatcher::stop_within(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!thread_.joinable() || thread_.get_id() == std::this_thread::get_id()) return true;
+  stopping_ = true;
+  wake_.notify_all();
+  if (!ended_.wait_for(lock, wait, [this] { return finished_; })) {
+    thread_.detach();  // blocked in a stat() or read() of a hung disk: left behind
+    return false;
+  }
+  std::thread ended = std::move(thread_);
+  lock.unlock();
+  ended.join();  // it has left its loop: returns at once
+  return true;
 }
 
 }  // namespace trainfit::admission

@@ -35,8 +35,9 @@ struct GpuSpec {
 };
 
 // The catalogs in use: the built-in ones, or the last set install_catalogs() made current.
-// A catalog is immutable once installed and never freed, so the references and pointers
-// these functions and the lookups below return stay valid across a reload.
+// A catalog is immutable once installed and freed only by free_replaced_catalogs() (below)
+// while no CatalogUse is alive, so the references and pointers these functions and the
+// lookups below return stay valid across a reload for as long as their reader counts itself in.
 TRAINFIT_API const std::vector<ModelPreset>& model_catalog();
 TRAINFIT_API const std::vector<GpuSpec>& gpu_catalog();
 
@@ -67,6 +68,21 @@ TRAINFIT_API CatalogSet merge_catalogs(const std::vector<CatalogText>& gpu_files
 TRAINFIT_API bool install_catalogs(const CatalogSet& set);
 // Back to the built-in catalogs (tests).
 TRAINFIT_API void install_builtin_catalogs();
+
+// For a process that reloads its catalogs while other threads look things up (the job_submit
+// plugin): each thread that looks up holds a CatalogUse for as long as it uses entries, and
+// the reloading thread calls free_replaced_catalogs() after it installs: the replaced
+// catalogs are freed when no CatalogUse is alive at that moment (else kept for a later call).
+// Returns how many catalogs are kept, the one in use included (0: the built-in one is in use).
+// A process that never calls it keeps every catalog it installed (the service, the CLI).
+class TRAINFIT_API CatalogUse {
+ public:
+  CatalogUse();
+  ~CatalogUse();
+  CatalogUse(const CatalogUse&) = delete;
+  CatalogUse& operator=(const CatalogUse&) = delete;
+};
+TRAINFIT_API size_t free_replaced_catalogs();
 
 // Case-insensitive, by name or alias; unknown names get "did you mean".
 TRAINFIT_API Result<const ModelPreset*> find_model(const std::string& name);

@@ -106,10 +106,13 @@ const Installed& builtin() {
   return *catalogs;
 }
 
-// The site catalog in use (nullptr: the built-in one). Replaced catalogs are kept, never
-// freed: a thread in the middle of a lookup or holding a GpuSpec* keeps a valid object.
-// They are replaced only when a site file changes, so what is kept stays small.
+// The site catalog in use (nullptr: the built-in one). Replaced catalogs are kept: a thread in
+// the middle of a lookup or holding a GpuSpec* keeps a valid object. A process that reloads
+// them often (the job_submit plugin) frees them with free_replaced_catalogs(), its readers
+// holding a CatalogUse. Loads and stores are seq_cst: a reader that counted itself in
+// g_readers sees the pointer a freer swapped before it saw no reader.
 std::atomic<const Installed*> g_installed{nullptr};
+std::atomic<int64_t> g_readers{0};
 std::mutex g_installed_mutex;
 std::vector<std::unique_ptr<Installed>>& kept() {
   static std::vector<std::unique_ptr<Installed>> all;
@@ -117,7 +120,7 @@ std::vector<std::unique_ptr<Installed>>& kept() {
 }
 
 const Installed& current() {
-  const Installed* site = g_installed.load(std::memory_order_acquire);
+  const Installed* site = g_installed.load(std::memory_order_seq_cst);
   return site != nullptr ? *site : builtin();
 }
 
@@ -149,14 +152,29 @@ bool install_catalogs(const CatalogSet& set) {
   if (!set.problems.empty() || set.models.empty() || set.gpus.empty()) return false;
   std::unique_ptr<Installed> next = make_installed(set.models, set.gpus);
   std::lock_guard<std::mutex> lock(g_installed_mutex);
-  g_installed.store(next.get(), std::memory_order_release);
+  g_installed.store(next.get(), std::memory_order_seq_cst);
   kept().push_back(std::move(next));
   return true;
 }
 
 void install_builtin_catalogs() {
   std::lock_guard<std::mutex> lock(g_installed_mutex);
-  g_installed.store(nullptr, std::memory_order_release);
+  g_installed.store(nullptr, std::memory_order_seq_cst);
+}
+
+CatalogUse::CatalogUse() { g_readers.fetch_add(1, std::memory_order_seq_cst); }
+CatalogUse::~CatalogUse() { g_readers.fetch_sub(1, std::memory_order_seq_cst); }
+
+size_t free_replaced_catalogs() {
+  std::lock_guard<std::mutex> lock(g_installed_mutex);
+  // No reader now: any that held a replaced catalog has finished, and any that starts later
+  // loads the pointer stored (seq_cst) before this load.
+  if (g_readers.load(std::memory_order_seq_cst) != 0) return kept().size();
+  const Installed* in_use = g_installed.load(std::memory_order_seq_cst);
+  auto& all = kept();
+  all.erase(std::remove_if(all.begin(), all.end(), [in_use](const std::unique_ptr<Installed>& c) { return c.get() != in_use; }),
+            all.end());
+  return all.size();
 }
 
 Result<const ModelPreset*> find_model(const std::string& name) {

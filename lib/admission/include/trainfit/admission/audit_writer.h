@@ -6,6 +6,7 @@
 // stop() (the plugin's fini) writes what is queued before returning.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -44,8 +45,14 @@ class TRAINFIT_API AuditWriter {
   bool submit(AuditRecord&& record, const std::string& path);
   // Writes everything queued, then ends the thread.
   void stop();
+  // The same, waiting at most `wait` (a write() to a hung disk, a getpwuid_r to a hung NSS):
+  // false when the thread did not end in time; it is then detached, what it had not written
+  // may be lost, and this object must never be destroyed (the thread may still use it).
+  bool stop_within(std::chrono::milliseconds wait);
   // Blocks until every record queued so far is written or dropped (tests, benchmarks).
   void flush();
+  // Whether the writer thread has ended (after a stop_within that gave up, it may end later).
+  bool finished() const;
   int64_t dropped() const;
 
  private:
@@ -73,6 +80,7 @@ class TRAINFIT_API AuditWriter {
   std::vector<Item> queue_, spare_;
   bool stopping_ = false, busy_ = false, waiting_ = false;
   bool running_ = false;  // a writer thread exists (under mutex_: flush() reads it, stop() clears it)
+  bool finished_ = false;  // run() has returned (under mutex_; stop_within waits on idle_ for it)
   int64_t dropped_ = 0, failing_since_ = 0;
   std::string failing_problem_;  // the problem last reported while failing (a new one is reported too)
   std::thread thread_;

@@ -35,4 +35,25 @@ using FileStamps = std::vector<std::pair<std::string, FileStamp>>;
 // so a reloader looks again at its next check rather than read half a file.
 TRAINFIT_API bool may_be_mid_edit(const FileStamp& stamp);
 
+// How far the file's mtime is ahead of this host's wall clock, in ms (0: not ahead). A file
+// on a server whose clock runs ahead looks mid-edit until the clocks meet: a reloader says so.
+TRAINFIT_API int64_t mtime_ahead_ms(const FileStamp& stamp);
+
+// The longest a reloader waits for a change to settle: a file rewritten more than once a
+// second, or one whose mtime is in the future, is read anyway after this long.
+constexpr int64_t kMaxSettleMs = 5000;
+
+// One reloader's wait for a change it has seen but not read yet (the reloader's thread only).
+class TRAINFIT_API PendingChange {
+ public:
+  // Whether to read now: nothing may be mid-edit, or the change has waited kMaxSettleMs
+  // (now_ms: monotonic_ms(), trainfit/util/clock.h).
+  bool ready(bool mid_edit, int64_t now_ms);
+  // The change was read, or there is none: the next one waits from when it is seen.
+  void clear() { since_ms_ = -1; }
+
+ private:
+  int64_t since_ms_ = -1;  // when the change was first seen (-1: none pending)
+};
+
 }  // namespace trainfit
