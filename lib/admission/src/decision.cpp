@@ -90,6 +90,7 @@ int64_t whole_node_gpus(const Policy& policy, const std::string& partition, cons
 // per GPU under sharding: the conservative side); the decision says what the job holds.
 void note_whole_nodes(const Policy& policy, const Job& job, Decision* d) {
   if (job.step || d->gpus_requested <= 0 || d->verdict == Verdict::kPass || d->exempt) return;  // a step holds what it names
+  if (!job.fields.whole_nodes && policy.whole_node_partitions.empty()) return;  // most jobs: no list built
   const std::vector<std::string> parts = partitions_of(job.partition);
   if (!holds_whole_nodes(policy, parts, job)) return;
   const int64_t per_node = gpus_per_held_node(policy, parts.front(), job);

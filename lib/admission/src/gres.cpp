@@ -71,23 +71,41 @@ Result<std::pair<std::string, int64_t>> gpu_entry(std::string_view entry, std::s
 // (GRES, type) and a later entry overwrites an earlier one (src/common/gres.c,
 // _get_next_job_gres at slurm-22-05-8-1; measured: --gpus=h100:5,h100:3 is allocated 3).
 // Types are compared in any case, so that a job is never judged on more GPUs than it gets.
-struct GpuEntries {
-  std::vector<std::pair<std::string, int64_t>> by_type;  // lower-case type ("" = untyped), count
-  void set(std::string_view type, int64_t count) {
-    const std::string key = lower(std::string(type));
-    for (auto& [seen, n] : by_type) {
-      if (seen == key) {
+bool same_type(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+// The count of each type named ("" = untyped); most requests name one: no allocation for it.
+class GpuEntries {
+ public:
+  void set(const std::string& type, int64_t count) {
+    if (first_count_ < 0 || same_type(first_type_, type)) {
+      if (first_count_ < 0) first_type_ = type;
+      first_count_ = count;
+      return;
+    }
+    for (auto& [seen, n] : more_) {
+      if (same_type(seen, type)) {
         n = count;
         return;
       }
     }
-    by_type.emplace_back(key, count);
+    more_.emplace_back(type, count);
   }
   int64_t total() const {
-    int64_t sum = 0;
-    for (const auto& entry : by_type) sum += entry.second;  // each <= kMaxJobGpus: no overflow
+    int64_t sum = std::max<int64_t>(first_count_, 0);
+    for (const auto& entry : more_) sum += entry.second;  // each <= kMaxJobGpus: no overflow
     return sum;
   }
+
+ private:
+  std::string first_type_;
+  int64_t first_count_ = -1;
+  std::vector<std::pair<std::string, int64_t>> more_;
 };
 
 }  // namespace
@@ -117,7 +135,7 @@ Result<TresList> parse_tres(const std::string& text) {
     entries.set(type, count);
     if (type.empty()) out.untyped = true;
     else if (std::find_if(out.gpu_types.begin(), out.gpu_types.end(),
-                          [&](const std::string& t) { return lower(t) == lower(type); }) == out.gpu_types.end()) {
+                          [&](const std::string& t) { return same_type(t, type); }) == out.gpu_types.end()) {
       out.gpu_types.push_back(type);
     }
   }
