@@ -127,6 +127,24 @@ each "-p both --constraint='a100|h100' --gpus=8: both types, refused" refused_wi
 submit root nospank "$tight_job" -p both --constraint=h100 --gpus=8
 [[ -n $job && $(field Features "$job") == h100 ]] && ok "Slurm keeps the job's Features=h100 (its nodes are h1, h2)" || fail "Features" "$out"
 [[ -n $job ]] && scancel "$job"
+# A Features= update: in both, the feature picks the GPU the job was judged on, and job_modify
+# sees no GPU request, so a user's change needs the annotation restated (root's passes, audited).
+submit user nospank "$tight_job" -p both --constraint=h100 --gpus=8
+feature_job=$job
+out=$(as_user scontrol update JobId="$feature_job" Features=a100 2>&1); rc=$?
+[[ -n $feature_job && $rc -ne 0 && $(field Features "$feature_job") == h100 ]] \
+  && ok "user: Features=a100 on the job accepted as --constraint=h100 is refused; Slurm keeps h100" || fail "Features update" "rc=$rc" "$out"
+out=$(as_user scontrol update JobId="$feature_job" Features= 2>&1); rc=$?
+[[ $rc -ne 0 && $(field Features "$feature_job") == h100 ]] && ok "user: clearing Features= is refused too" || fail "Features= cleared" "rc=$rc" "$out"
+restated() { as_user scontrol update JobId="$feature_job" Comment="trainfit: $tight_job" TresPerJob=gres:gpu:8 Partition=both "$@" 2>&1; }
+out=$(restated Features=a100); rc=$?
+[[ $rc -ne 0 && $(field Features "$feature_job") == h100 ]] && ok "user: restated with Features=a100: judged on A100 40GB, refused" || fail "restated a100" "rc=$rc" "$out"
+out=$(restated Features=h100); rc=$?
+[[ $rc -eq 0 ]] && ok "user: restated with Features=h100: judged on H100, accepted" || fail "restated h100" "rc=$rc" "$out"
+out=$(scontrol update JobId="$feature_job" Features=a100 2>&1); rc=$?
+[[ $rc -eq 0 && $(field Features "$feature_job") == a100 ]] && grep -q "job $feature_job: Features update not checked" "$dir/audit.jsonl" \
+  && ok "root: Features=a100 passes, audited as unchecked" || fail "root Features" "rc=$rc" "$out" "$(tail -2 "$dir/audit.jsonl")"
+[[ -n $feature_job ]] && scancel "$feature_job"
 want="partition cpu has no nodes with GPUs"
 each "-p cpu --gpus=4 annotated: refused, the partition has no GPU nodes" refused_with "$fits_job" -p cpu --gpus=4
 # Slurm's own answer, unheld (a held job, -H, is queued unchecked and never starts).
