@@ -55,7 +55,7 @@ std::shared_ptr<LoadedPolicy> admit_all(const std::string& why) {
 
 
 Result<std::shared_ptr<LoadedPolicy>> PolicyStore::parse(const std::string& text, const FileStamp& stamp) const {
-  const Result<std::string> slurm_conf = read_regular_file(admission::slurm_conf_path(), admission::kMaxConfBytes);
+  const Result<std::string> slurm_conf = admission::slurm_conf_text(admission::slurm_conf_path());
   Result<admission::AssembledPolicy> assembled = admission::assemble_policy(text, slurm_conf, uid_of);
   if (!assembled) return assembled.error();
   log_assembly(path_, assembled.value());

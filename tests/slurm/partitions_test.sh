@@ -200,3 +200,27 @@ out=$(step); rc=$?
   && ok "root (not exempt): the srun step predicted to OOM is refused" || fail "root step" "rc=$rc" "$out"
 out=$(cd /tmp && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" bash -c "$(declare -f step); step"); rc=$?
 [[ $rc -eq 0 && $out == *step-ran* ]] && ok "$user (exempt_users): the same srun step runs" || fail "exempt step" "rc=$rc" "$out"
+
+# ---- slurm.conf's Include: nodes and partitions in included files are slurmctld's too ----
+cluster_stop "$dir"
+echo "NodeName=a[1-4] NodeHostname=a[1-4] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:a100-40gb:8 Features=a100 State=FUTURE" > "$dir/nodes-a.conf"
+echo "PartitionName=all Nodes=ALL MaxTime=INFINITE State=UP Default=YES" > "$dir/partitions.conf"
+export CLUSTER_NODES_CONF="NodeName=h[1-2] NodeHostname=h[1-2] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:h100:8 Features=h100 State=FUTURE
+Include nodes-a.conf
+Include $dir/partitions.conf"
+cat > "$dir/trainfit.conf" <<CONF
+action = reject
+gpus_per_node = 8
+audit_log = $dir/audit.jsonl
+CONF
+cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-nospank.conf"
+chmod -R a+rX "$dir"
+# Slurm's own answer: partition all (the default) holds the included A100 40GB nodes.
+all_nodes=$(scontrol show partition all | grep -o '\bNodes=[^ ]*' | cut -d= -f2)
+[[ $all_nodes == *a*1-4* && $(scontrol show partition all) == *Default=YES* ]] \
+  && ok "Slurm: partition all (Default=YES, from an Include) has the included nodes ($all_nodes)" || fail "Slurm's partition all" "$all_nodes"
+want="on 8 x A100-40GB"
+each "Include: -p all --gpus=8 ($tight_job) judged on the included A100 40GB nodes, refused" refused_with "$tight_job" -p all --gpus=8
+each "Include: no -p (all is the default there) --gpus=8 ($tight_job): refused as A100 40GB" refused_with "$tight_job" --gpus=8
+each "Include: -p all --constraint=h100 --gpus=8 ($tight_job): judged as H100, accepted" accepted "$tight_job" -p all --constraint=h100 --gpus=8
