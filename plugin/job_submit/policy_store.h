@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "trainfit/admission.h"
 #include "trainfit/error.h"
@@ -19,6 +20,7 @@ struct LoadedPolicy {
   admission::Policy policy;
   bool admit_all = false;  // no usable policy and on_error = open: every job passes
   std::string origin;      // "PATH (mtime ...)" or "built-in defaults"
+  std::vector<std::string> slurm_conf_files;  // slurm.conf and the files it Includes, as read
 };
 
 class PolicyStore {
@@ -42,7 +44,8 @@ class PolicyStore {
   std::string path_;
   std::mutex mutex_;  // guards current_ (job_submit reads it; the watcher publishes it)
   std::shared_ptr<const LoadedPolicy> current_;
-  FileStamp stamp_, slurm_conf_stamp_;  // the watcher thread's only (set by load_initial before it starts)
+  FileStamp stamp_;  // the watcher thread's only (set by load_initial before it starts)
+  FileStamps slurm_conf_stamps_;  // likewise: slurm.conf's and its Includes' stamps
 };
 
 }  // namespace trainfit::plugin

@@ -54,7 +54,7 @@ each() {
     for how in spank nospank; do
       submit "$who" "$how" "$@"
       if "$predicate"; then ok "$label ($who, $how)"; else fail "$label ($who, $how)" "rc=$rc" "$out"; fi
-      [[ -n $job ]] && scancel "$job" 2>/dev/null
+      if [[ -n $job ]]; then scancel "$job" 2>/dev/null; fi
     done
   done
 }
@@ -224,3 +224,19 @@ want="on 8 x A100-40GB"
 each "Include: -p all --gpus=8 ($tight_job) judged on the included A100 40GB nodes, refused" refused_with "$tight_job" -p all --gpus=8
 each "Include: no -p (all is the default there) --gpus=8 ($tight_job): refused as A100 40GB" refused_with "$tight_job" --gpus=8
 each "Include: -p all --constraint=h100 --gpus=8 ($tight_job): judged as H100, accepted" accepted "$tight_job" -p all --constraint=h100 --gpus=8
+# An edit of an included file alone reloads the policy (the watcher stamps every file it read).
+reloads() { grep -c "reloaded; policy in force" "$dir/log/slurmctld.log"; }
+before=$(reloads)
+echo "# edited" >> "$dir/nodes-a.conf"
+for _ in $(seq 50); do (( $(reloads) > before )) && break; sleep 0.1; done
+(( $(reloads) > before )) && ok "an edit of the included nodes-a.conf reloads the policy" || fail "include reload" "$(grep trainfit "$dir/log/slurmctld.log" | tail -3)"
+
+# Without trainfit.conf (the built-in defaults) slurm.conf's facts still apply: all is the
+# default partition, and its included A100 40GB nodes judge untyped GPUs.
+cluster_stop "$dir"
+TRAINFIT_CONF_PATH=$dir/no-trainfit.conf cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-nospank.conf"
+chmod -R a+rX "$dir"
+grep -q "no-trainfit.conf not found; using the built-in defaults" "$dir/log/slurmctld.log" && ok "slurmctld runs on the built-in defaults" || fail "defaults" "$(grep trainfit "$dir/log/slurmctld.log" | tail -3)"
+want="on 8 x A100-40GB"
+each "built-in defaults: no -p --gpus=8 ($tight_job): judged on the A100 40GB nodes, refused" refused_with "$tight_job" --gpus=8

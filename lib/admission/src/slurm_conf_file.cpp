@@ -37,13 +37,15 @@ std::string included_path(const std::string& raw_line, const std::string& cluste
   return path;
 }
 
-Result<bool> append_file(const std::string& path, int depth, std::string* cluster, std::string* out) {
+Result<bool> append_file(const std::string& path, int depth, std::string* cluster, std::string* out,
+                         std::vector<std::string>* files_read) {
   if (depth > kMaxIncludeDepth) {
     return make_error(ErrorCode::kInvalidValue, "Include", path + ": Include nested deeper than " +
                                                                std::to_string(kMaxIncludeDepth) + " files");
   }
   Result<std::string> text = read_regular_file(path, kMaxConfBytes);
   if (!text) return text.error();
+  if (files_read != nullptr) files_read->push_back(path);
   for (const std::string& line : split(text.value(), '\n')) {
     for (const auto& [key, value] : words_of(line.substr(0, line.find('#')))) {
       if (key == "clustername") *cluster = lower(value);  // Slurm keeps ClusterName in lower case
@@ -53,7 +55,7 @@ Result<bool> append_file(const std::string& path, int depth, std::string* cluste
       out->append(line).push_back('\n');
     } else {
       if (included.front() != '/') included = directory_of(path) + "/" + included;
-      Result<bool> appended = append_file(included, depth + 1, cluster, out);
+      Result<bool> appended = append_file(included, depth + 1, cluster, out, files_read);
       if (!appended) return appended;
     }
     if (out->size() > kMaxSlurmConfTotalBytes) {
@@ -66,9 +68,9 @@ Result<bool> append_file(const std::string& path, int depth, std::string* cluste
 
 }  // namespace
 
-Result<std::string> slurm_conf_text(const std::string& path) {
+Result<std::string> slurm_conf_text(const std::string& path, std::vector<std::string>* files_read) {
   std::string out, cluster;
-  Result<bool> read = append_file(path, 0, &cluster, &out);
+  Result<bool> read = append_file(path, 0, &cluster, &out, files_read);
   if (!read) return read.error();
   return out;
 }
