@@ -77,7 +77,7 @@ Result<Site> load_site(const po::variables_map& vm) {
   if (!text) return file_problem("conf", site.conf, text.error().code, text.error().reason);
   // As slurmctld applies it: with slurm.conf's facts (the partition's GPU types, its default).
   Result<admission::AssembledPolicy> assembled = admission::assemble_policy(
-      text.value(), read_regular_file(admission::slurm_conf_path(), admission::kMaxConfBytes), admission::passwd_uid);
+      text.value(), admission::slurm_conf_text(admission::slurm_conf_path()), admission::passwd_uid);
   if (!assembled) return make_error(assembled.error().code, "conf", site.conf + ": " + assembled.error().message);
   site.policy = std::move(assembled->policy);
   if (!site.partition.empty() && site.policy->partitions.count(site.partition) == 0 &&

@@ -198,7 +198,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
     if (policy.ok()) {
       const std::string slurm_conf = vm.count("slurm-conf") ? vm["slurm-conf"].as<std::string>() : admission::slurm_conf_path();
       Result<admission::AssembledPolicy> assembled = admission::assemble_policy(
-          clean, read_regular_file(slurm_conf, admission::kMaxConfBytes), admission::passwd_uid);
+          clean, admission::slurm_conf_text(slurm_conf), admission::passwd_uid);
       if (assembled) {
         problems += report_assembly(path, slurm_conf, assembled.value(), quiet, &warnings);
         partitions = assembled->policy.partitions.size();

@@ -123,6 +123,7 @@ Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {
   u.job_id = job_id_of(d);
   u.sets_gpus = changes_gpu_count(d);
   u.sets_partition = d->partition != nullptr;
+  u.sets_features = d->features != nullptr;  // scontrol update Features= (also when clearing it)
   return u;
 }
 

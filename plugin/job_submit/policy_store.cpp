@@ -46,6 +46,17 @@ void log_assembly(const std::string& conf, const admission::AssembledPolicy& a) 
   }
 }
 
+// The stamps of slurm.conf and the files it Includes (as the policy in force read them; slurm.conf
+// alone when it was not read): an edit of any of them reloads the policy.
+FileStamps slurm_conf_stamps(const std::shared_ptr<const LoadedPolicy>& in_force) {
+  std::vector<std::string> files;
+  if (in_force != nullptr) files = in_force->slurm_conf_files;
+  if (files.empty()) files.push_back(admission::slurm_conf_path());
+  FileStamps out;
+  for (const std::string& file : files) out.emplace_back(file, file_stamp(file));
+  return out;
+}
+
 std::shared_ptr<LoadedPolicy> admit_all(const std::string& why) {
   auto p = std::make_shared<LoadedPolicy>();
   p->admit_all = true;
@@ -57,12 +68,14 @@ std::shared_ptr<LoadedPolicy> admit_all(const std::string& why) {
 
 
 Result<std::shared_ptr<LoadedPolicy>> PolicyStore::parse(const std::string& text, const FileStamp& stamp) const {
-  const Result<std::string> slurm_conf = read_regular_file(admission::slurm_conf_path(), admission::kMaxConfBytes);
+  std::vector<std::string> slurm_conf_files;
+  const Result<std::string> slurm_conf = admission::slurm_conf_text(admission::slurm_conf_path(), &slurm_conf_files);
   Result<admission::AssembledPolicy> assembled = admission::assemble_policy(text, slurm_conf, uid_of);
   if (!assembled) return assembled.error();
   log_assembly(path_, assembled.value());
   auto loaded = std::make_shared<LoadedPolicy>();
   loaded->policy = std::move(assembled.value().policy);
+  loaded->slurm_conf_files = std::move(slurm_conf_files);
   loaded->origin = path_ + " (mtime " + std::to_string(stamp.mtime_ns / 1000000000ull) + ")";
   return loaded;
 }
@@ -73,8 +86,11 @@ Result<std::shared_ptr<LoadedPolicy>> PolicyStore::initial_policy(const Result<s
     return make_error(ErrorCode::kInternal, "", "the built-in model/GPU catalog is empty (a broken build)");
   }
   if (!text && text.error().code == ErrorCode::kMissing) {
-    auto defaults = std::make_shared<LoadedPolicy>();
-    defaults->origin = "built-in defaults";
+    // The built-in defaults are an empty trainfit.conf's: slurm.conf's facts (its Default=YES
+    // partition, its nodes' GPUs) still apply, as they do under any trainfit.conf.
+    Result<std::shared_ptr<LoadedPolicy>> defaults = parse("", stamp_);
+    if (!defaults) return defaults;
+    defaults.value()->origin = "built-in defaults";
     slurm_info("job_submit/trainfit: %s not found; using the built-in defaults (action = reject, default_gpu = h100)",
                admission::printable(path_).c_str());
     return defaults;
@@ -91,12 +107,12 @@ Result<std::shared_ptr<LoadedPolicy>> PolicyStore::initial_policy(const Result<s
 Result<bool> PolicyStore::load_initial() {
   std::lock_guard<std::mutex> lock(mutex_);
   stamp_ = file_stamp(path_);
-  slurm_conf_stamp_ = file_stamp(admission::slurm_conf_path());
   Result<std::string> text = read_regular_file(path_, admission::kMaxConfBytes);
   const bool open = !text || admission::fail_open_of(text.value());
   Result<std::shared_ptr<LoadedPolicy>> loaded = initial_policy(text);
   if (loaded) {
     current_ = loaded.value();
+    slurm_conf_stamps_ = slurm_conf_stamps(current_);
     return true;
   }
   const std::string& problem = loaded.error().message;
@@ -105,15 +121,16 @@ Result<bool> PolicyStore::load_initial() {
     return loaded.error();
   }
   current_ = admit_all("no valid policy (" + problem + ")");
+  slurm_conf_stamps_ = slurm_conf_stamps(current_);
   slurm_error("job_submit/trainfit: %s; on_error = open: admitting every job until it is fixed",
               admission::printable(problem).c_str());
   return true;
 }
 
 void PolicyStore::check(bool catalogs_changed) {
-  const FileStamp slurm_conf = file_stamp(admission::slurm_conf_path());
-  const bool slurm_conf_changed = slurm_conf != slurm_conf_stamp_;
-  slurm_conf_stamp_ = slurm_conf;
+  FileStamps slurm_conf = slurm_conf_stamps(current());
+  const bool slurm_conf_changed = slurm_conf != slurm_conf_stamps_;
+  slurm_conf_stamps_ = std::move(slurm_conf);
   reload_if_changed(catalogs_changed || slurm_conf_changed);
 }
 

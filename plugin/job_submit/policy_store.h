@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "trainfit/admission.h"
 #include "trainfit/admission/catalog_dir.h"
@@ -21,6 +22,7 @@ struct LoadedPolicy {
   admission::Policy policy;
   bool admit_all = false;  // no usable policy and on_error = open: every job passes
   std::string origin;      // "PATH (mtime ...)" or "built-in defaults"
+  std::vector<std::string> slurm_conf_files;  // slurm.conf and the files it Includes, as read
 };
 
 class PolicyStore {
@@ -52,10 +54,11 @@ class PolicyStore {
   std::shared_ptr<const LoadedPolicy> current_;
   void report_future_mtime(const FileStamp& now);
 
-  FileStamp stamp_, slurm_conf_stamp_;  // the watcher thread's only (set by load_initial before it starts)
-  PendingChange settle_;                // the watcher thread's only: a change seen, not read yet
-  bool reload_pending_ = false;         // the watcher thread's only: a forced reload not done yet
-  int64_t future_reported_ = 0;         // the watcher thread's only: the mtime last logged as ahead
+  FileStamp stamp_;                // the watcher thread's only (set by load_initial before it starts)
+  FileStamps slurm_conf_stamps_;   // likewise: slurm.conf's and its Includes' stamps
+  PendingChange settle_;           // the watcher thread's only: a change seen, not read yet
+  bool reload_pending_ = false;    // the watcher thread's only: a forced reload not done yet
+  int64_t future_reported_ = 0;    // the watcher thread's only: the mtime last logged as ahead
 };
 
 }  // namespace trainfit::plugin

@@ -128,7 +128,7 @@ Result<Policy> step_policy(const Settings& settings, const std::string& default_
   if (!text && text.error().code == ErrorCode::kMissing) text = std::string();
   if (!text) return text.error();
   Result<AssembledPolicy> assembled =
-      assemble_policy(text.value(), read_regular_file(slurm_conf_path(), kMaxConfBytes), passwd_uid);
+      assemble_policy(text.value(), slurm_conf_text(slurm_conf_path()), passwd_uid);
   if (!assembled) return assembled.error();
   Policy policy = std::move(assembled.value().policy);
   if (!site_conf) policy.defaults.default_gpu = default_gpu;

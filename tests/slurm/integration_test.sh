@@ -284,6 +284,23 @@ if (( min64 > 11 )); then
   [[ $rc -ne 0 && $out == *"min_gpus_to_fit=$min64"* ]] && ok "the comment form, GPU type named twice: refused on 11" \
     || fail "type named twice, comment" "rc=$rc $out"
 fi
+# A zero count is ignored by slurmctld (src/common/gres.c, _get_next_job_gres: "Ignore GRES with
+# explicit zero count"), so it cancels nothing: Slurm's own allocation first, then the gate's view.
+for who in root "$user"; do
+  run_as() { if [[ $who == root ]]; then "$@"; else as_user "$@"; fi; }
+  out=$(run_as sbatch --parsable -p gpu --gpus=h100:5,H100:0 -o /dev/null --wrap "sleep 30" 2>&1); job=$(tail -1 <<<"$out")
+  for _ in $(seq 100); do [[ $(field JobState "$job") == RUNNING ]] && break; sleep 0.2; done
+  held=$(scontrol show job -d "$job" | grep -o 'JOB_GRES=gpu:h100:[0-9]*' | head -1)
+  [[ ${held##*:} == 5 ]] && ok "$who: Slurm allocates --gpus=h100:5,H100:0 five GPUs ($held)" || fail "$who: zero entry allocation" "$out" "$held"
+  scancel "$job" 2>/dev/null
+  for shape in "--gpus=h100:5,h100:0" "--gpus=h100:5,H100:0" "--gres=gpu:h100:5,gpu:h100:0"; do
+    # shellcheck disable=SC2086
+    out=$(run_as sbatch -H --parsable -p strict $shape --wrap true 2>&1); rc=$?
+    [[ $rc -ne 0 && $out == *"partition strict requires an LLM training annotation"* ]] \
+      && ok "$who: -p strict $shape without annotation: refused (the zero entry hides no GPUs)" || fail "$who: zero entry strict $shape" "rc=$rc $out"
+    [[ $rc -eq 0 ]] && scancel "$(tail -1 <<<"$out")" 2>/dev/null
+  done
+done
 for form in "--llm-spec=runtime_overhead=false" "--llm-spec=runtime-overhead=0"; do
   out=$(as_user sbatch -H --parsable --gpus=h100:8 "${big[@]}" "$form" --wrap true 2>&1); rc=$?
   [[ $rc -ne 0 && $out == *"runtime_overhead=false: a setting of the estimate that is the site's"* ]] \

@@ -54,7 +54,7 @@ each() {
     for how in spank nospank; do
       submit "$who" "$how" "$@"
       if "$predicate"; then ok "$label ($who, $how)"; else fail "$label ($who, $how)" "rc=$rc" "$out"; fi
-      [[ -n $job ]] && scancel "$job" 2>/dev/null
+      if [[ -n $job ]]; then scancel "$job" 2>/dev/null; fi
     done
   done
 }
@@ -127,6 +127,24 @@ each "-p both --constraint='a100|h100' --gpus=8: both types, refused" refused_wi
 submit root nospank "$tight_job" -p both --constraint=h100 --gpus=8
 [[ -n $job && $(field Features "$job") == h100 ]] && ok "Slurm keeps the job's Features=h100 (its nodes are h1, h2)" || fail "Features" "$out"
 [[ -n $job ]] && scancel "$job"
+# A Features= update: in both, the feature picks the GPU the job was judged on, and job_modify
+# sees no GPU request, so a user's change needs the annotation restated (root's passes, audited).
+submit user nospank "$tight_job" -p both --constraint=h100 --gpus=8
+feature_job=$job
+out=$(as_user scontrol update JobId="$feature_job" Features=a100 2>&1); rc=$?
+[[ -n $feature_job && $rc -ne 0 && $(field Features "$feature_job") == h100 ]] \
+  && ok "user: Features=a100 on the job accepted as --constraint=h100 is refused; Slurm keeps h100" || fail "Features update" "rc=$rc" "$out"
+out=$(as_user scontrol update JobId="$feature_job" Features= 2>&1); rc=$?
+[[ $rc -ne 0 && $(field Features "$feature_job") == h100 ]] && ok "user: clearing Features= is refused too" || fail "Features= cleared" "rc=$rc" "$out"
+restated() { as_user scontrol update JobId="$feature_job" Comment="trainfit: $tight_job" TresPerJob=gres:gpu:8 Partition=both "$@" 2>&1; }
+out=$(restated Features=a100); rc=$?
+[[ $rc -ne 0 && $(field Features "$feature_job") == h100 ]] && ok "user: restated with Features=a100: judged on A100 40GB, refused" || fail "restated a100" "rc=$rc" "$out"
+out=$(restated Features=h100); rc=$?
+[[ $rc -eq 0 ]] && ok "user: restated with Features=h100: judged on H100, accepted" || fail "restated h100" "rc=$rc" "$out"
+out=$(scontrol update JobId="$feature_job" Features=a100 2>&1); rc=$?
+[[ $rc -eq 0 && $(field Features "$feature_job") == a100 ]] && grep -q "job $feature_job: Features update not checked" "$dir/audit.jsonl" \
+  && ok "root: Features=a100 passes, audited as unchecked" || fail "root Features" "rc=$rc" "$out" "$(tail -2 "$dir/audit.jsonl")"
+[[ -n $feature_job ]] && scancel "$feature_job"
 want="partition cpu has no nodes with GPUs"
 each "-p cpu --gpus=4 annotated: refused, the partition has no GPU nodes" refused_with "$fits_job" -p cpu --gpus=4
 # Slurm's own answer, unheld (a held job, -H, is queued unchecked and never starts).
@@ -182,3 +200,43 @@ out=$(step); rc=$?
   && ok "root (not exempt): the srun step predicted to OOM is refused" || fail "root step" "rc=$rc" "$out"
 out=$(cd /tmp && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" bash -c "$(declare -f step); step"); rc=$?
 [[ $rc -eq 0 && $out == *step-ran* ]] && ok "$user (exempt_users): the same srun step runs" || fail "exempt step" "rc=$rc" "$out"
+
+# ---- slurm.conf's Include: nodes and partitions in included files are slurmctld's too ----
+cluster_stop "$dir"
+echo "NodeName=a[1-4] NodeHostname=a[1-4] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:a100-40gb:8 Features=a100 State=FUTURE" > "$dir/nodes-a.conf"
+echo "PartitionName=all Nodes=ALL MaxTime=INFINITE State=UP Default=YES" > "$dir/partitions.conf"
+export CLUSTER_NODES_CONF="NodeName=h[1-2] NodeHostname=h[1-2] NodeAddr=127.0.0.1 CPUs=64 RealMemory=512000 Gres=gpu:h100:8 Features=h100 State=FUTURE
+Include nodes-a.conf
+Include $dir/partitions.conf"
+cat > "$dir/trainfit.conf" <<CONF
+action = reject
+gpus_per_node = 8
+audit_log = $dir/audit.jsonl
+CONF
+cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-nospank.conf"
+chmod -R a+rX "$dir"
+# Slurm's own answer: partition all (the default) holds the included A100 40GB nodes.
+all_nodes=$(scontrol show partition all | grep -o '\bNodes=[^ ]*' | cut -d= -f2)
+[[ $all_nodes == *a*1-4* && $(scontrol show partition all) == *Default=YES* ]] \
+  && ok "Slurm: partition all (Default=YES, from an Include) has the included nodes ($all_nodes)" || fail "Slurm's partition all" "$all_nodes"
+want="on 8 x A100-40GB"
+each "Include: -p all --gpus=8 ($tight_job) judged on the included A100 40GB nodes, refused" refused_with "$tight_job" -p all --gpus=8
+each "Include: no -p (all is the default there) --gpus=8 ($tight_job): refused as A100 40GB" refused_with "$tight_job" --gpus=8
+each "Include: -p all --constraint=h100 --gpus=8 ($tight_job): judged as H100, accepted" accepted "$tight_job" -p all --constraint=h100 --gpus=8
+# An edit of an included file alone reloads the policy (the watcher stamps every file it read).
+reloads() { grep -c "reloaded; policy in force" "$dir/log/slurmctld.log"; }
+before=$(reloads)
+echo "# edited" >> "$dir/nodes-a.conf"
+for _ in $(seq 50); do (( $(reloads) > before )) && break; sleep 0.1; done
+(( $(reloads) > before )) && ok "an edit of the included nodes-a.conf reloads the policy" || fail "include reload" "$(grep trainfit "$dir/log/slurmctld.log" | tail -3)"
+
+# Without trainfit.conf (the built-in defaults) slurm.conf's facts still apply: all is the
+# default partition, and its included A100 40GB nodes judge untyped GPUs.
+cluster_stop "$dir"
+TRAINFIT_CONF_PATH=$dir/no-trainfit.conf cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-nospank.conf"
+chmod -R a+rX "$dir"
+grep -q "no-trainfit.conf not found; using the built-in defaults" "$dir/log/slurmctld.log" && ok "slurmctld runs on the built-in defaults" || fail "defaults" "$(grep trainfit "$dir/log/slurmctld.log" | tail -3)"
+want="on 8 x A100-40GB"
+each "built-in defaults: no -p --gpus=8 ($tight_job): judged on the A100 40GB nodes, refused" refused_with "$tight_job" --gpus=8

@@ -67,7 +67,7 @@ Result<std::pair<std::string, int64_t>> gpu_entry(std::string_view entry, std::s
   return std::make_pair(std::string(type), n);  // as written: a resize writes it back for Slurm
 }
 
-// A GPU type named twice counts once, with its last count: Slurm keeps one request per
+// A GPU type named twice counts once, with its last non-zero count: Slurm keeps one request per
 // (GRES, type) and a later entry overwrites an earlier one (src/common/gres.c,
 // _get_next_job_gres at slurm-22-05-8-1; measured: --gpus=h100:5,h100:3 is allocated 3).
 // Types are compared in any case, so that a job is never judged on more GPUs than it gets.
@@ -130,6 +130,11 @@ Result<TresList> parse_tres(const std::string& text) {
     }
     Result<std::pair<std::string, int64_t>> gpu = gpu_entry(entry, body.substr(name_end));
     if (!gpu) return gpu.error();
+    // Slurm ignores an entry with an explicit zero count: it neither replaces an earlier count
+    // of its type nor makes a request typed or untyped (src/common/gres.c, _get_next_job_gres at
+    // slurm-22-05-8-1, "Ignore GRES with explicit zero count"; measured: --gpus=h100:5,h100:0
+    // and --gpus=h100:5,H100:0 are allocated gpu:h100:5).
+    if (gpu->second == 0) continue;
     if (out.gpu_prefix.empty()) out.gpu_prefix = std::string(entry.substr(0, entry.size() - body.size() + name_end));
     const auto& [type, count] = gpu.value();
     entries.set(type, count);

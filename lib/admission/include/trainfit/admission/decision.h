@@ -113,6 +113,9 @@ struct Update {
   Job job;             // the annotation from the update's comment, its GPU fields and partition
   std::string job_id;
   bool sets_gpus = false, sets_partition = false;
+  // Features= (--constraint): where a partition's nodes differ in GPUs, a feature selects
+  // which of them the job runs on, and so the GPU it is judged on.
+  bool sets_features = false;
   bool by_operator = false;  // root, SlurmUser or a trainfit.conf `operators` entry
 };
 // Checks what the update carries (update.cpp says what Slurm 22.05 lets it see).

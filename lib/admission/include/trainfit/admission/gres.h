@@ -20,7 +20,8 @@ constexpr int64_t kMaxJobGpus = int64_t{1} << 20;
 // One TRES/GRES list as Slurm writes it in any version: "gpu:8", "gres:gpu:8",
 // "gres/gpu:8", "gres/gpu=8", typed "gres:gpu:h100:8", comma or semicolon lists. Distinct
 // types add up ("gpu:h100:2,gpu:a100:2" is 4); a type named again replaces its count, as
-// Slurm does ("gpu:h100:11,gpu:h100:11" is 11); typed and untyped GPUs together are refused.
+// Slurm does ("gpu:h100:11,gpu:h100:11" is 11); an entry counting zero is ignored, as Slurm
+// ignores it ("gpu:h100:5,gpu:h100:0" is 5); typed and untyped GPUs together are refused.
 // Non-GPU entries are kept for rewriting.
 struct TresList {
   int64_t gpus = 0;

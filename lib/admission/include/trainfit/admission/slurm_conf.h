@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainfit/error.h"
 #include "trainfit/export.h"
 #include "trainfit/admission/slurm_nodes.h"
 
@@ -44,5 +45,11 @@ struct SlurmConf {
 TRAINFIT_API SlurmConf read_slurm_conf(const std::string& text);
 // $SLURM_CONF, else /etc/slurm/slurm.conf.
 TRAINFIT_API std::string slurm_conf_path();
+// The text of the slurm.conf at PATH with each `Include FILE` line replaced by FILE's text, as
+// slurmctld reads it (slurm_conf_file.cpp); each file at most kMaxConfBytes. An Include that
+// cannot be read is an error naming it (the caller then uses trainfit.conf's figures alone).
+// files_read, when given, gets every file read, slurm.conf first: a reloader watches them all.
+TRAINFIT_API Result<std::string> slurm_conf_text(const std::string& path,
+                                                 std::vector<std::string>* files_read = nullptr);
 
 }  // namespace trainfit::admission
