@@ -104,6 +104,11 @@ TEST(Decision, PartitionListsAreDedupedAndCapped) {
   std::string many;
   for (int i = 0; i <= static_cast<int>(kMaxJobPartitions); ++i) many += "p" + std::to_string(i) + ",";
   EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:8", many)).verdict, Verdict::kReject);
+  std::string huge;  // read up to the 65th distinct name, not compared name against name to the end
+  for (int i = 0; i < 20000; ++i) huge += "q" + std::to_string(i) + ",";
+  const Decision d = decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:8", huge));
+  EXPECT_EQ(d.verdict, Verdict::kReject);
+  EXPECT_NE(d.message.find("more than 64 distinct partitions"), std::string::npos) << d.message;
   std::string same;
   for (int i = 0; i < 1000; ++i) same += "gpu,";
   EXPECT_EQ(decide(policy, job_of("model=llama3-8b zero=3", "gres:gpu:h100:8", same)).verdict, Verdict::kAccept);

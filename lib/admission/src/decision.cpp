@@ -40,14 +40,14 @@ struct Evaluation {
   }
 };
 
-// The job's partitions, each once, at most kMaxJobPartitions of them (checked first: a longer
-// list is refused in decide, so no job makes slurmctld evaluate without bound).
+// The job's partitions, each once; reading stops at kMaxJobPartitions + 1 distinct ones (a
+// longer list is refused in decide), so no list makes slurmctld's work grow past that.
 std::vector<std::string> partitions_of(const std::string& list) {
   std::vector<std::string> out;
   for_each_part(list, ',', [&out](std::string_view part) {
     const std::string_view p = trimmed(part);
     if (!p.empty() && std::find(out.begin(), out.end(), p) == out.end()) out.emplace_back(p);
-    return true;
+    return out.size() <= kMaxJobPartitions;
   });
   if (out.empty()) out.emplace_back();
   return out;
@@ -88,10 +88,9 @@ int64_t whole_node_gpus(const Policy& policy, const std::string& partition, cons
 // (scontrol show job -d; src/slurmctld/gres_ctld.c at slurm-22-05-8-1 gives an exclusive job
 // every GRES of its nodes). The judgement stays on the GPUs asked for (fewer GPUs hold more
 // per GPU under sharding: the conservative side); the decision says what the job holds.
-void note_whole_nodes(const Policy& policy, const Job& job, Decision* d) {
+void note_whole_nodes(const Policy& policy, const Job& job, const std::vector<std::string>& parts, Decision* d) {
   if (job.step || d->gpus_requested <= 0 || d->verdict == Verdict::kPass || d->exempt) return;  // a step holds what it names
-  if (!job.fields.whole_nodes && policy.whole_node_partitions.empty()) return;  // most jobs: no list built
-  const std::vector<std::string> parts = partitions_of(job.partition);
+  if (parts.empty() || parts.size() > kMaxJobPartitions) return;  // refused for its list
   if (!holds_whole_nodes(policy, parts, job)) return;
   const int64_t per_node = gpus_per_held_node(policy, parts.front(), job);
   const int64_t judged = d->resized_to > 0 ? d->resized_to : d->gpus_requested;
@@ -462,12 +461,12 @@ const Estimator& local_estimator() {
 }
 
 namespace {
-Decision decide_submission(const Policy& policy, const Job& job, const Estimator& estimator) {
-  const std::vector<std::string> parts = partitions_of(job.partition);
+Decision decide_submission(const Policy& policy, const Job& job, const std::vector<std::string>& parts,
+                           const Estimator& estimator) {
   if (parts.size() > kMaxJobPartitions) {
     return refuse(Verdict::kReject, Reason::kInvalidAnnotation,
-                  "trainfit: the job names " + std::to_string(parts.size()) + " distinct partitions; accepted: at most " +
-                      std::to_string(kMaxJobPartitions));
+                  "trainfit: the job names more than " + std::to_string(kMaxJobPartitions) +
+                      " distinct partitions; accepted: at most " + std::to_string(kMaxJobPartitions));
   }
   bool all_exempt = true, requires = false;
   std::string requiring;
@@ -573,8 +572,9 @@ Decision decide_submission(const Policy& policy, const Job& job, const Estimator
 }  // namespace
 
 Decision decide(const Policy& policy, const Job& job, const Estimator& estimator) {
-  Decision d = decide_submission(policy, job, estimator);
-  note_whole_nodes(policy, job, &d);
+  const std::vector<std::string> parts = partitions_of(job.partition);  // read once for both
+  Decision d = decide_submission(policy, job, parts, estimator);
+  note_whole_nodes(policy, job, parts, &d);
   return d;
 }
 
