@@ -136,8 +136,8 @@ Result<TresList> parse_tres(const std::string& text) {
     // and --gpus=h100:5,H100:0 are allocated gpu:h100:5).
     if (gpu->second == 0) continue;
     if (out.gpu_prefix.empty()) out.gpu_prefix = std::string(entry.substr(0, entry.size() - body.size() + name_end));
-    const auto& [type, count] = gpu.value();
-    entries.set(type, count);
+    const std::string& type = gpu->first;  // not a structured binding: lambdas capture it (C++17)
+    entries.set(type, gpu->second);
     if (type.empty()) out.untyped = true;
     else if (std::find_if(out.gpu_types.begin(), out.gpu_types.end(),
                           [&](const std::string& t) { return same_type(t, type); }) == out.gpu_types.end()) {
