@@ -26,7 +26,7 @@ namespace {
 struct Evaluation {
   std::string partition;  // "" = the default partition
   const PartitionPolicy* rules = nullptr;
-  Result<Response> predicted = Response{};  // the prediction, or why there is none
+  Result<Response> predicted = Error{};  // the prediction, or why there is none (none yet: no 1.2 KB Response built to be replaced)
   Reason reason = Reason::kNone;            // why there is none
   const Estimator* estimator = nullptr;  // where the response came from
   bool no_gpus = false;  // the job asks for none: it cannot run, whatever the prediction
