@@ -86,8 +86,8 @@ bool changes_gpu_count(const job_desc_msg_t* d) {
 
 }  // namespace
 
-Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
-  Job job;
+void job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid, Job* out) {
+  Job& job = *out;
   std::vector<std::string> env;
   for (uint32_t i = 0; d->spank_job_env != nullptr && i < d->spank_job_env_size; ++i) {
     if (d->spank_job_env[i] != nullptr && ours(d->spank_job_env[i])) env.emplace_back(d->spank_job_env[i]);
@@ -100,14 +100,13 @@ Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid) {
   job.constraint = str(d->features);
   job.qos = str(d->qos);
   job.het_component = d->het_job_offset == NO_VAL ? -1 : static_cast<int64_t>(d->het_job_offset);
-  if (job.het_component > 0) return job;  // the annotation sbatch copied here is the first component's
+  if (job.het_component > 0) return;  // the annotation sbatch copied here is the first component's
   const std::string comment = str(d->comment);
   Result<bool> read = annotation_of_job(env, d->comment != nullptr ? &comment : nullptr, &job.annotation);
   if (!read) {
     job.annotation_read = read;
     job.annotation.found = true;  // what was given is judged (and refused), never passed over
   }
-  return job;
 }
 
 Update update_from(const job_desc_msg_t* d, uint32_t submit_uid) {

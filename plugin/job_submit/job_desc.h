@@ -13,7 +13,8 @@ extern "C" {
 
 namespace trainfit::plugin {
 
-admission::Job job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid);
+// Fills *job, a default-constructed Job (the caller keeps it on the heap: job_submit_trainfit.cpp).
+void job_from_submission(const job_desc_msg_t* d, uint32_t submit_uid, admission::Job* job);
 admission::Update update_from(const job_desc_msg_t* d, uint32_t submit_uid);
 
 std::string job_id_of(const job_desc_msg_t* d);               // "" for a submission

@@ -82,34 +82,18 @@ class Builder {
 
   // KEY without "--llm-" (set_option strips it once).
   Result<bool> set(const std::string& key, const std::string& value, bool in_spec) {
-    if (key.size() > kMaxKey || value.size() > kMaxValue) {
-      return make_error(ErrorCode::kInvalidValue, shown(key),
-                        spelled(shown(key), shown(value), face_, in_spec) + " is too long; accepted: keys up to " +
-                            std::to_string(kMaxKey) + " bytes, values up to " + std::to_string(kMaxValue));
-    }
+    if (key.size() > kMaxKey || value.size() > kMaxValue) return too_long(key, value, in_spec);
     const OptionSpec* option = in_spec ? nullptr : named_option(key);
     const std::string field_key = option != nullptr ? option->field : key;
     const FieldSpec* field = find_field(field_key);
-    if (field == nullptr) {
-      Error e = unknown_field_error(key);
-      e.message = spelled(key, value, face_, in_spec) + ": " + e.message;
-      return e;
-    }
+    if (field == nullptr) return unknown(key, value, in_spec);
     const Seen* earlier = seen(field->name);
     if (earlier == nullptr) seen_.push_back(Seen{field->name, key, value, in_spec});
     if (earlier != nullptr && !same_value(field_key, earlier->value, value)) {
-      const Seen& before = *earlier;
-      return make_error(ErrorCode::kInconsistent, field->name,
-                        spelled(before.key, before.value, face_, before.in_spec) + " and " +
-                            spelled(key, value, face_, in_spec) + " disagree; give " + field->name + " once");
+      return disagree(*earlier, key, value, in_spec, field->name);
     }
     Result<bool> ok = set_field_from_text(*request_, field_key, value);
-    if (!ok) {
-      const std::string how = spelled(key, value, face_, in_spec);
-      Error e = ok.error();
-      e.message = how.substr(0, how.size() - value.size()) + "'" + shown(value) + "' is not valid; accepted: " + field->accepted;
-      return e;
-    }
+    if (!ok) return not_valid(ok.error(), key, value, in_spec, field->accepted);
     return true;
   }
 
@@ -145,6 +129,30 @@ class Builder {
     std::string key, value;
     bool in_spec;
   };
+  // The refusals, out of line: the accepted path's frame stays small (resolve.cpp says why).
+  [[gnu::cold]] [[gnu::noinline]] Error too_long(const std::string& key, const std::string& value, bool in_spec) const {
+    return make_error(ErrorCode::kInvalidValue, shown(key),
+                      spelled(shown(key), shown(value), face_, in_spec) + " is too long; accepted: keys up to " +
+                          std::to_string(kMaxKey) + " bytes, values up to " + std::to_string(kMaxValue));
+  }
+  [[gnu::cold]] [[gnu::noinline]] Error unknown(const std::string& key, const std::string& value, bool in_spec) const {
+    Error e = unknown_field_error(key);
+    e.message = spelled(key, value, face_, in_spec) + ": " + e.message;
+    return e;
+  }
+  [[gnu::cold]] [[gnu::noinline]] Error disagree(const Seen& before, const std::string& key, const std::string& value,
+                                                 bool in_spec, const char* field) const {
+    return make_error(ErrorCode::kInconsistent, field,
+                      spelled(before.key, before.value, face_, before.in_spec) + " and " +
+                          spelled(key, value, face_, in_spec) + " disagree; give " + std::string(field) + " once");
+  }
+  [[gnu::cold]] [[gnu::noinline]] Error not_valid(Error e, const std::string& key, const std::string& value, bool in_spec,
+                                                  const std::string& accepted) const {
+    const std::string how = spelled(key, value, face_, in_spec);
+    e.message = how.substr(0, how.size() - value.size()) + "'" + shown(value) + "' is not valid; accepted: " + accepted;
+    return e;
+  }
+
   const Seen* seen(const char* field) const {
     for (const Seen& s : seen_) {
       if (s.field == field) return &s;
@@ -153,7 +161,8 @@ class Builder {
   }
 
   // Two spellings of one value ("true" and "1") are the same value.
-  static bool same_value(const std::string& field, const std::string& a, const std::string& b) {
+  // Out of line: two Requests (3.6 KB) on the stack only when a field is given twice.
+  [[gnu::noinline]] static bool same_value(const std::string& field, const std::string& a, const std::string& b) {
     if (a == b) return true;
     Request x, y;
     return set_field_from_text(x, field, a).ok() && set_field_from_text(y, field, b).ok() &&
@@ -280,6 +289,25 @@ Result<bool> annotation_from_spank_env(const std::vector<std::string>& env, Anno
   return refuse_site_settings(*out);
 }
 
+namespace {
+// Out of line, so that annotation_of_job's frame holds no Request (a stack page of slurmctld's
+// fresh RPC thread costs a page fault: resolve.cpp).
+[[gnu::noinline]] void forget_fields(Request* request) { *request = Request(); }
+
+// A comment beside --llm-* options: it must say what they say.
+[[gnu::noinline]] Result<bool> comment_agrees(const std::string& comment, const Annotation& options) {
+  Annotation from_comment;
+  Result<bool> read = annotation_from_comment(comment, &from_comment);
+  if (!from_comment.found) return true;
+  if (!read || request_to_json(from_comment.request) != request_to_json(options.request)) {
+    return make_error(ErrorCode::kInconsistent, "comment",
+                      "the job's comment annotation ('" + truncated(comment, 200) + "') and its --llm-* options (" +
+                          truncated(to_key_values(options.request), 200) + ") disagree; give one of them");
+  }
+  return true;
+}
+}  // namespace
+
 Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::string* comment, Annotation* out) {
   Result<bool> options = annotation_from_spank_env(env, out);
   if (!options) return options;
@@ -287,19 +315,11 @@ Result<bool> annotation_of_job(const std::vector<std::string>& env, const std::s
   if (!out->found) {  // the comment is the annotation; --llm-check still asks for the verdict
     const bool check = out->check;
     Result<bool> read = annotation_from_comment(*comment, out);  // in place: no Request moved
-    if (!read) out->request = Request();  // a refused comment's half-read fields are not its annotation
+    if (!read) forget_fields(&out->request);  // a refused comment's half-read fields are not its annotation
     out->check |= check;
     return read;
   }
-  Annotation from_comment;
-  Result<bool> read = annotation_from_comment(*comment, &from_comment);
-  if (!from_comment.found) return true;
-  if (!read || request_to_json(from_comment.request) != request_to_json(out->request)) {
-    return make_error(ErrorCode::kInconsistent, "comment",
-                      "the job's comment annotation ('" + truncated(*comment, 200) + "') and its --llm-* options (" +
-                          truncated(to_key_values(out->request), 200) + ") disagree; give one of them");
-  }
-  return true;
+  return comment_agrees(*comment, *out);
 }
 
 namespace {

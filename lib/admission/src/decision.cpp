@@ -10,6 +10,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 #include "trainfit/util/text.h"
 #include "internal.h"
@@ -144,7 +145,8 @@ Result<bool> untyped_gpu(const Policy& policy, const PartitionPolicy& rules, con
 
 // The catalog GPU to check against: the GRES types (the smallest-memory one when a job
 // mixes types, since every rank must fit), and for untyped GPUs the partition's.
-Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const std::string& partition,
+// Not inlined: its frame (errors, lookups) is gone before evaluate's prediction goes deep.
+[[gnu::noinline]] Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, const std::string& partition,
                             const Job& job, const GpuTotal& gpus, bool asks_gpus) {
   const GpuSpec* smallest = nullptr;
   for (const std::string& type : gpus.types) {
@@ -156,6 +158,18 @@ Result<std::string> job_gpu(const Policy& policy, const PartitionPolicy& rules, 
     if (!kept) return kept.error();
   }
   return smallest->name;
+}
+
+// A partition judged from the same inputs as one before it takes that one's prediction. Out of
+// line: copying a prediction needs a temporary that evaluate's frame would otherwise carry.
+[[gnu::noinline]] bool took_earlier_prediction(const std::vector<Evaluation>& earlier, Evaluation& e) {
+  for (const Evaluation& before : earlier) {
+    if (&before == &e || before.gpu.empty() || !before.same_inputs(e)) continue;
+    e.predicted = before.predicted;
+    e.reason = before.reason;
+    return true;
+  }
+  return false;
 }
 
 // Fills e in place (an Evaluation holds a ~1.2 KB Response: built where it is kept, not moved there).
@@ -175,20 +189,17 @@ void evaluate(const Policy& policy, const std::string& partition, const Job& job
     return;
   }
   e.gpu = gpu.value();
-  for (const Evaluation& before : earlier) {
-    if (&before == &e || before.gpu.empty() || !before.same_inputs(e)) continue;
-    e.predicted = before.predicted;
-    e.reason = before.reason;
-    return;
-  }
-  Request request = job.annotation.request;
-  request.gpu = std::move(gpu).value();
-  request.gpu_memory_gb.reset();
-  request.num_gpus = std::max<int64_t>(1, num_gpus);
-  request.gpus_per_node = e.rules->gpus_per_node;  // the partition's layout, not the annotation's
+  if (took_earlier_prediction(earlier, e)) return;
+  // On the heap, not the stack: each stack page slurmctld's fresh RPC thread touches costs a page
+  // fault (resolve.cpp), and this copy is 1.8 KB.
+  auto request = std::make_unique<Request>(job.annotation.request);
+  request->gpu = std::move(gpu).value();
+  request->gpu_memory_gb.reset();
+  request->num_gpus = std::max<int64_t>(1, num_gpus);
+  request->gpus_per_node = e.rules->gpus_per_node;  // the partition's layout, not the annotation's
   // min_gpus_to_fit is what a refusal or a resize needs; an accepted job gets it
   // only when the user asked (--llm-check): the common path stays cheap.
-  Result<Response> predicted = estimator.predict(request, e.rules->headroom, job.annotation.check || e.no_gpus);
+  Result<Response> predicted = estimator.predict(*request, e.rules->headroom, job.annotation.check || e.no_gpus);
   if (!predicted) e.reason = predicted.error().field == "num_gpus" ? Reason::kGpuRequest : Reason::kInvalidAnnotation;
   e.predicted = std::move(predicted);
 }
@@ -196,11 +207,10 @@ void evaluate(const Policy& policy, const std::string& partition, const Job& job
 class LocalEstimator : public Estimator {
  public:
   Result<Response> predict(const Request& request, double headroom, bool with_min_gpus) const override {
-    Result<Resolved> resolved = resolve(request);
-    if (!resolved) return resolved.error();
-    resolved->config.capacity_bytes *= 1.0 - headroom;  // the fraction of HBM kept free
     Response r;
-    r.resolved = std::move(resolved).value();
+    Result<bool> resolved = resolve_into(request, &r.resolved);  // in place: one Resolved on the stack, not two
+    if (!resolved) return resolved.error();
+    r.resolved.config.capacity_bytes *= 1.0 - headroom;  // the fraction of HBM kept free
     const Config& c = r.resolved.config;
     r.breakdown = estimate(c);
     if (!r.breakdown.fits || with_min_gpus) r.min_gpus = min_gpus_for(request, c, r.breakdown);

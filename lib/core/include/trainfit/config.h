@@ -196,6 +196,10 @@ struct Resolved {
 };
 
 TRAINFIT_API Result<Resolved> resolve(const Request& request);
+// The same into `*out`, a default-constructed Resolved (what it holds is unspecified after an
+// error): a caller that keeps the result in a larger object (a Response) resolves in place,
+// with no second Resolved on its thread's stack.
+TRAINFIT_API Result<bool> resolve_into(const Request& request, Resolved* out);
 
 // Checks the divisibility rules that depend on num_gpus / seq_length, which
 // min-GPU search and sweeps vary; the error's field is num_gpus or seq_length.
