@@ -10,11 +10,17 @@ strong +-5%, medium +-10%, weak +-20%. A case outside it fails unless its file s
 
   /usr/bin/python3 tests/published/compare.py --trainfit build/cli/trainfit
   /usr/bin/python3 tests/published/compare.py --trainfit build/cli/trainfit --markdown   # the docs table
+
+Besides the cases it reports each source's own median |error| and hit rate, and headline figures
+that count a source once however many rows it has (each case weighted 1/rows of its source):
+39 rows of one benchmark CSV must not outvote a source with one.
 """
 import argparse
+import collections
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,6 +50,48 @@ def tolerance(case):
     if strength not in TOLERANCE:
         raise ValueError(f"{case['id']}: strength {strength!r}; accepted: strong|medium|weak")
     return TOLERANCE[strength]
+
+
+def source_of(case):
+    """Who published the figure: a case's `source_group`, else its repository and the folder of
+    the file (up to three levels: one benchmark's result files, one test suite's golden values)."""
+    if case.get("source_group"):
+        return case["source_group"]
+    url = case["source"].get("url", "")
+    m = re.match(r"https://github\.com/([^/]+/[^/]+)/(?:blob|tree)/[^/]+/([^#?]*)", url)
+    if not m:
+        return re.sub(r"[#?].*$", "", url)
+    folder = "/".join(m.group(2).split("/")[:-1][:3])
+    return m.group(1) + (":" + folder if folder else "")
+
+
+def weighted_median(values, weights):
+    pairs = sorted(zip(values, weights))
+    half, seen = sum(weights) / 2, 0.0
+    for value, weight in pairs:
+        seen += weight
+        if seen >= half:
+            return value
+    return pairs[-1][0]
+
+
+def source_summary(rows):
+    """(per-source lines, headline line): |error| median and share within +-10%, a source once."""
+    by_source = collections.defaultdict(list)
+    for r in rows:
+        by_source[source_of(r[0])].append(abs(r[3]))
+    lines = []
+    for source, errors in sorted(by_source.items(), key=lambda kv: -len(kv[1])):
+        errors.sort()
+        median = errors[len(errors) // 2] if len(errors) % 2 else (errors[len(errors) // 2 - 1] + errors[len(errors) // 2]) / 2
+        inside = sum(1 for e in errors if e <= 0.10)
+        lines.append(f"  {source:70s} {len(errors):3d} cases  median |error| {median:5.1%}  within +-10% {inside / len(errors):4.0%}")
+    weights = [1.0 / len(by_source[source_of(r[0])]) for r in rows]
+    errors = [abs(r[3]) for r in rows]
+    inside = sum(w for w, e in zip(weights, errors) if e <= 0.10) / sum(weights)
+    headline = (f"counting each of {len(by_source)} sources once: median |error| {weighted_median(errors, weights):.1%}, "
+                f"within +-10% {inside:.0%}")
+    return lines, headline
 
 
 def load_cases(directory):
@@ -97,6 +145,13 @@ def main():
         summary = (f"{len(rows)} cases: {sum(r[4] for r in rows)} within their strength's tolerance; "
                    f"{inside} within +-10% ({inside / len(rows):.0%}); median |error| {median:.1%}")
         print(summary if not args.markdown else "\n" + summary + ".")
+        per_source, headline = source_summary(rows)
+        if args.markdown:
+            print("\n" + headline + ".")
+        else:
+            print("by source:")
+            print("\n".join(per_source))
+            print(headline)
     for line in failures:
         print("FAIL " + line, file=sys.stderr)
     return 1 if failures else 0

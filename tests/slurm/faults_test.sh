@@ -196,7 +196,8 @@ check_site_job() {  # check_site_job LABEL: acme-13b on 8 x A40, decided with th
   local usable; usable=$(grep -o '([0-9.]* GiB usable' <<<"$cli" | tr -d '(' | awk '{print $1}')
   out=$(timeout 30 "${NS[@]}" sbatch -H --parsable -p site --gres=gpu:a40:8 --comment="trainfit: model=acme-13b zero=3 recompute=full check" --wrap true 2>&1); rc=$?
   timeout 10 scancel "$(tail -1 <<<"$out")" 2>/dev/null
-  if [[ $cli == FITS* && $rc -eq 0 && $out == *"needs $needs GiB per GPU on 8 x "*"($usable GiB usable)"* ]]; then
+  local range=${cli#*GiB per GPU }; range=${range%% on 8 x*}  # "(likely L to H)": the same class's range
+  if [[ $cli == FITS* && $rc -eq 0 && $out == *"needs $needs GiB per GPU $range on 8 x "*"($usable GiB usable)"* ]]; then
     ok "$1: acme-13b on --gres=gpu:a40:8 accepted, $needs GiB of $usable GiB per GPU as the CLI (--catalog-dir) says"
   else fail "$1" "CLI: $cli" "rc=$rc $out"; fi
 }

@@ -155,6 +155,8 @@ std::string audit_json(const AuditRecord& r) {
       .text(kGpu, d.gpu)
       .gib(kPredictedPerGpuGb, d.per_gpu_gb)
       .gib(kCapacityGb, d.capacity_gb)
+      .gib(kLikelyLowGb, d.likely_low_gb)
+      .gib(kLikelyHighGb, d.likely_high_gb)
       .text(kAction, d.exempt ? kActionExempt : d.unchecked ? kActionUnchecked : to_string(d.verdict))
       .text(kReason, to_string(d.reason))
       .count_or_null(kMinGpusToFit, d.min_gpus)

@@ -263,6 +263,8 @@ void fill_numbers(const Evaluation& e, Decision* d) {
   d->gpu = r.resolved.config.gpu_name;
   d->per_gpu_gb = r.breakdown.per_gpu_total / kGiB;
   d->capacity_gb = r.breakdown.capacity / kGiB;
+  d->likely_low_gb = r.breakdown.likely_low / kGiB;
+  d->likely_high_gb = r.breakdown.likely_high / kGiB;
   d->min_gpus = r.min_gpus.gpus;
   d->global_batch = r.global_batch;
 }
@@ -410,6 +412,8 @@ Decision try_resize(const Policy& policy, const Job& job, const GpuTotal& gpus, 
               (plan.tasks_note.empty() ? "" : "; " + plan.tasks_note) + layout_note(job, *failing->rules);
   d.global_batch = resized.global_batch;
   d.per_gpu_gb = resized.breakdown.per_gpu_total / kGiB;
+  d.likely_low_gb = resized.breakdown.likely_low / kGiB;
+  d.likely_high_gb = resized.breakdown.likely_high / kGiB;
   check_host_ram(job, after.front(), plan.nodes > 0 ? plan.nodes : job.fields.nodes, &d);
   return d;
 }

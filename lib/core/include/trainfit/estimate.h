@@ -86,6 +86,21 @@ struct Measures {
   double max_memory_reserved = 0;   // torch.cuda.max_memory_reserved: + the caching allocator's reserve
   double nvidia_smi = 0;            // + CUDA context and NCCL buffers (per_gpu_total)
 };
+// How far a per-GPU figure is likely off, by the job's class: measured / predicted on the
+// published suite (conf/likely_range.json, derived by tests/published/ranges.py, leave-one-source-
+// out). The range is [figure x low, figure x high].
+struct LikelyRange {
+  double low = 1.0;
+  double high = 1.0;
+  const char* adapter = "any";  // "full", "adapter" (LoRA, QLoRA, ...) or "any" (pooled)
+  const char* sharded = "any";  // "sharded", "unsharded" or "any"
+  int cases = 0;                // published cases behind it
+  int sources = 0;              // and the sources they come from
+};
+
+// The class a job falls in and its range: the most specific class the file has.
+TRAINFIT_API const LikelyRange& likely_range_for(const Config& config, int64_t shard_group);
+
 struct Breakdown {
   ParamCounts params;
   double params_on_gpu = 0;          // parameters held (before sharding) by the critical rank
@@ -97,6 +112,9 @@ struct Breakdown {
   Overheads overheads;
   double host_offload_per_gpu = 0;   // host RAM needed per GPU for offload
   double per_gpu_total = 0;          // predicted peak incl. overheads
+  double likely_low = 0;             // per_gpu_total's likely range (LikelyRange)
+  double likely_high = 0;
+  const LikelyRange* range = nullptr;  // the class it came from (a static table: never freed)
   Measures measures;
   double capacity = 0;
   bool fits = false;

@@ -4,4 +4,5 @@
 namespace trainfit::catalog_data {
 extern const char kModelsJson[];
 extern const char kGpusJson[];
+extern const char kLikelyRangeJson[];  // conf/likely_range.json (tests/published/ranges.py)
 }  // namespace trainfit::catalog_data

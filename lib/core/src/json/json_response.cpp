@@ -234,6 +234,21 @@ void seed_fields(JsonWriter& w, const Response& r) {
   w.key("verdict").string(verdict(r));
 }
 
+// per_gpu_total_gb's likely range and where it comes from (LikelyRange, conf/likely_range.json).
+void likely_range(JsonWriter& w, const Breakdown& b) {
+  w.key("likely_low_gb").decimal4(gib_e4(b.likely_low));
+  w.key("likely_high_gb").decimal4(gib_e4(b.likely_high));
+  w.key("likely_range").begin_object();
+  w.key("of").string("per_gpu_total_gb (the device figure the fit compares with gpu_capacity_gb)");
+  if (b.range != nullptr) {
+    w.key("adapter").string(b.range->adapter).key("sharded").string(b.range->sharded);
+    w.key("low_factor").number(b.range->low).key("high_factor").number(b.range->high);
+    w.key("published_cases").integer(b.range->cases).key("sources").integer(b.range->sources);
+  }
+  w.key("derived").string("measured / predicted on the published suite, leave-one-source-out (docs/fidelity.md)");
+  w.end_object();
+}
+
 }  // namespace
 
 std::string response_to_json(const Response& r, const ServingInfo& serving, int indent) {
@@ -245,6 +260,7 @@ std::string response_to_json(const Response& r, const ServingInfo& serving, int 
   w.key("compute_ms").number(std::round(serving.compute_ms * 1e4) / 1e4);
   // --- trainfit's additions ---
   w.key("units").string("GiB (2^30 bytes), as PyTorch and nvidia-smi count");
+  likely_range(w, r.breakdown);
   if (r.min_gpus.gpus == 0) w.key("min_gpus_reason").string(r.min_gpus.reason);
   w.key("min_gpus_rule").string(min_gpus_rule(r.resolved.config));
   breakdown(w, r);

@@ -206,6 +206,11 @@ Response read_response(const json& j) {
   read_breakdown(j, r);
   r.global_batch = integer(j, "global_batch");
   read_config(j, r);
+  // The range as the answering build stated it; a service older than the range gets this build's.
+  Breakdown& b = r.breakdown;
+  b.range = &likely_range_for(r.resolved.config, b.shard_group);
+  b.likely_low = j.contains("likely_low_gb") ? gb(j, "likely_low_gb") : b.per_gpu_total * b.range->low;
+  b.likely_high = j.contains("likely_high_gb") ? gb(j, "likely_high_gb") : b.per_gpu_total * b.range->high;
   read_profiles(j.at("profile"), r);
   read_advice(j.at("advice"), r);
   if (!j.at("min_gpus_to_fit").is_null()) r.min_gpus.gpus = integer(j, "min_gpus_to_fit");

@@ -118,6 +118,9 @@ Breakdown estimate_with(const Config& c, const SharedParts& parts) {
   b.measures.max_memory_reserved = reported_peak + reported.workspaces + reported.allocator;
   b.measures.nvidia_smi = reported_peak + reported.total();
   b.fits = b.per_gpu_total <= b.capacity;
+  b.range = &likely_range_for(c, b.shard_group);
+  b.likely_low = b.per_gpu_total * b.range->low;
+  b.likely_high = b.per_gpu_total * b.range->high;
   return b;
 }
 

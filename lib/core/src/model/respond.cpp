@@ -64,7 +64,15 @@ std::string needs_open(const Config& c, const Breakdown& b) {
   out += std::to_string(c.seq_length);
   out += " needs ";
   out += format_gib(b.per_gpu_total);
-  out += " GiB per GPU on ";
+  out += " GiB per GPU";
+  if (b.likely_high > 0) {  // the published suite's range for the job's class (LikelyRange)
+    out += " (likely ";
+    out += format_gib(b.likely_low);
+    out += " to ";
+    out += format_gib(b.likely_high);
+    out += ")";
+  }
+  out += " on ";
   out += std::to_string(c.num_gpus);
   out += " x ";
   out += gpu_label(c);

@@ -67,6 +67,7 @@ struct Decision {
   std::string message;           // what the user reads; "" when silent
   std::string gpu;               // catalog GPU the job was checked against
   double per_gpu_gb = 0, capacity_gb = 0;
+  double likely_low_gb = 0, likely_high_gb = 0;  // per_gpu_gb's likely range (LikelyRange)
   int64_t gpus_requested = 0;
   int64_t min_gpus = 0;          // 0: none fits, or not computed (an accepted job without --llm-check)
   int64_t global_batch = 0;
