@@ -45,6 +45,15 @@ def predicted_gib(trainfit, request):
     return json.loads(out.stdout)
 
 
+def published_gib(case):
+    return case["figure"] * UNIT_BYTES[case["figure_unit"]] / 2**30
+
+
+def predicted_figure_gib(response, case):
+    """The response's figure of the case's kind (allocated, reserved or nvidia-smi)."""
+    return response["breakdown"]["measures"][MEASURE[case["kind"]]]
+
+
 def tolerance(case):
     strength = case.get("strength")
     if strength not in TOLERANCE:
@@ -111,13 +120,13 @@ def main():
 
     failures, rows = [], []
     for case in load_cases(args.cases):
-        published = case["figure"] * UNIT_BYTES[case["figure_unit"]] / 2**30
+        published = published_gib(case)
         try:
             response = predicted_gib(args.trainfit, case["request"])
         except RuntimeError as e:
             failures.append(f"{case['id']}: trainfit refused the request: {e}")
             continue
-        predicted = response["breakdown"]["measures"][MEASURE[case["kind"]]]
+        predicted = predicted_figure_gib(response, case)
         error = predicted / published - 1.0
         within = abs(error) <= tolerance(case)
         rows.append((case, published, predicted, error, within))

@@ -82,9 +82,8 @@ def loso_coverage(points, tail, widen=0.0):
 def collect(trainfit, directory):
     points = []
     for case in compare.load_cases(directory):
-        published = case["figure"] * compare.UNIT_BYTES[case["figure_unit"]] / 2**30
         response = compare.predicted_gib(trainfit, case["request"])
-        predicted = response["breakdown"]["measures"][compare.MEASURE[case["kind"]]]
+        published, predicted = compare.published_gib(case), compare.predicted_figure_gib(response, case)
         adapter, sharded = class_of(response)
         points.append({"id": case["id"], "source": compare.source_of(case), "ratio": published / predicted,
                        "adapter": adapter, "sharded": sharded})
