@@ -97,7 +97,11 @@ struct Row {
   Cell cell;
   std::string model, gpu;
   int64_t seq_length = 0;
-  int64_t min_gpus = 0;  // 0 = none fits
+  int64_t min_gpus = 0;  // 0 = none fits (at the partition's resize_to bound)
+  // The uncertain band: GPU counts from `runs_from` (the fewest the partition does not refuse,
+  // refuse_when) up to below `high_fits_from` (the fewest where the likely high end fits), where
+  // a job is warned with its range; 0: none found.
+  int64_t runs_from = 0, high_fits_from = 0;
   std::string reason;
   int64_t gpus_per_node = 0, nodes = 0;
   double per_gpu_gb = 0, capacity_gb = 0;  // at min_gpus (capacity with the partition's headroom)
@@ -123,7 +127,40 @@ Result<Request> cell_request(const Request& base, const Cell& cell, const Site& 
     if (!set) return set.error();
   }
   if (!q.num_gpus) q.num_gpus = smallest_layout(q);  // as `trainfit min-gpus` does
+  if (site.policy) q.fit_bound = to_string(site.rules.resize_to);  // what job_submit finds min_gpus_to_fit for
   return q;
+}
+
+// The fewest GPUs at which `bound` fits (0: none).
+Result<int64_t> min_gpus_at(Request q, FitBound bound, double headroom) {
+  q.fit_bound = to_string(bound);
+  Result<Response> r = admission::local_estimator().predict(q, headroom, true);
+  if (!r) return r.error();
+  return r->min_gpus.gpus;
+}
+
+// The GPU counts job_submit warns on rather than refuses or passes in silence (docs/slurm.md,
+// "Deciding on the likely range").
+Result<bool> uncertain_band(const Request& q, const Site& site, Row* row) {
+  const double headroom = site.policy ? site.rules.headroom : 0.0;
+  const FitBound refused_on = site.rules.refuse_when == admission::RefuseWhen::kCertain ? FitBound::kLikelyLow : FitBound::kPoint;
+  Result<int64_t> runs = min_gpus_at(q, refused_on, headroom);
+  if (!runs) return runs.error();
+  Result<int64_t> high = min_gpus_at(q, FitBound::kLikelyHigh, headroom);
+  if (!high) return high.error();
+  row->runs_from = runs.value();
+  row->high_fits_from = high.value();
+  return true;
+}
+
+// True when some GPU count is warned: it runs there, and the high end does not fit yet.
+bool has_band(const Row& r) { return r.runs_from > 0 && (r.high_fits_from == 0 || r.high_fits_from > r.runs_from); }
+
+// "8-15", "8+" (the high end fits at no count), "-".
+std::string band_text(const Row& r) {
+  if (!has_band(r)) return "-";
+  if (r.high_fits_from == 0) return std::to_string(r.runs_from) + "+";
+  return std::to_string(r.runs_from) + "-" + std::to_string(r.high_fits_from - 1);
 }
 
 // min_gpus_to_fit as `trainfit min-gpus` (and, with a partition, job_submit) finds it,
@@ -145,6 +182,8 @@ Result<Row> evaluate(const Request& base, const Cell& cell, const Site& site) {
   row.min_gpus = asked->min_gpus.gpus;
   row.reason = asked->min_gpus.reason;
   row.capacity_gb = asked->breakdown.capacity / kGiB;
+  Result<bool> band = uncertain_band(q.value(), site, &row);
+  if (!band) return band.error();
   if (row.min_gpus == 0) return row;
   Request at_min = q.value();
   at_min.num_gpus = row.min_gpus;
@@ -168,11 +207,11 @@ std::vector<std::string> columns(const Row& r) {
   const bool fits = r.min_gpus > 0;
   return {r.model, r.gpu, std::to_string(r.seq_length), shown(r.cell.recompute), shown(r.cell.framework),
           fits ? std::to_string(r.min_gpus) : "none", fits && r.nodes > 0 ? std::to_string(r.nodes) : "-",
-          fits ? fixed1(r.per_gpu_gb) : "-", fixed1(r.capacity_gb)};
+          fits ? fixed1(r.per_gpu_gb) : "-", fixed1(r.capacity_gb), band_text(r)};
 }
 
 const std::vector<std::string> kHeader = {"model", "gpu", "seq_length", "recompute", "framework",
-                                          "min_gpus_to_fit", "nodes", "per_gpu_gb", "capacity_gb"};
+                                          "min_gpus_to_fit", "nodes", "per_gpu_gb", "capacity_gb", "uncertain_gpus"};
 
 std::string scope(const Site& site) {
   if (!site.policy) return "no partition policy (full HBM usable)";
@@ -198,6 +237,10 @@ void print_table(std::ostream& out, const std::vector<Row>& rows, const Site& si
   for (const Row& r : rows) {
     if (r.min_gpus == 0) out << r.model << " on " << r.gpu << " at seq " << r.seq_length << ": " << r.reason << "\n";
   }
+  const auto banded = std::count_if(rows.begin(), rows.end(), has_band);
+  out << "uncertain band: " << banded << " of " << rows.size() << " row" << (rows.size() == 1 ? "" : "s")
+      << " warned, not refused, on the GPU counts in uncertain_gpus (refuse_when=" << to_string(site.rules.refuse_when)
+      << ", resize_to=" << (site.rules.resize_to == FitBound::kLikelyHigh ? "high" : "point") << ")\n";
 }
 
 std::string csv_field(const std::string& text) {
@@ -224,6 +267,8 @@ void print_json(std::ostream& out, const std::vector<Row>& rows, const Site& sit
   j["conf"] = site.policy ? nlohmann::ordered_json(site.conf) : nlohmann::ordered_json(nullptr);
   j["partition"] = site.policy ? nlohmann::ordered_json(site.partition) : nlohmann::ordered_json(nullptr);
   j["headroom"] = site.policy ? site.rules.headroom : 0.0;
+  j["refuse_when"] = to_string(site.rules.refuse_when);
+  j["resize_to"] = site.rules.resize_to == FitBound::kLikelyHigh ? "high" : "point";
   j["rows"] = nlohmann::ordered_json::array();
   for (const Row& r : rows) {
     nlohmann::ordered_json row;
@@ -242,6 +287,12 @@ void print_json(std::ostream& out, const std::vector<Row>& rows, const Site& sit
       row["reason"] = r.reason;
     }
     row["capacity_gb"] = round4(r.capacity_gb);
+    if (has_band(r)) {
+      row["uncertain_gpus"] = {{"from", r.runs_from},
+                               {"to", r.high_fits_from > 0 ? nlohmann::ordered_json(r.high_fits_from - 1) : nlohmann::ordered_json(nullptr)}};
+    } else {
+      row["uncertain_gpus"] = nullptr;
+    }
     j["rows"].push_back(row);
   }
   out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";

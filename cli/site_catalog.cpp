@@ -1,5 +1,7 @@
 #include "site_catalog.h"
 
+#include "report/band.h"
+
 #include <sys/stat.h>
 #include <cerrno>
 
@@ -136,6 +138,20 @@ bool use_site_catalogs(const std::string& option, bool print_notes, std::ostream
   return true;
 }
 
+// How the jobs in the policy's audit log fall in the uncertain band, under this file's rules.
+void print_band(const admission::Policy& policy) {
+  Result<report::BandCount> band = report::count_band(policy.audit_log, policy);
+  if (!band) {
+    std::cerr << "trainfit: note: the uncertain band is counted from the audit log once there is one (" << policy.audit_log
+              << ": " << band.error().message << ")\n";
+    return;
+  }
+  std::cout << policy.audit_log << ": " << band->checked << " checked job" << (band->checked == 1 ? "" : "s")
+            << " with a likely range, " << band->uncertain
+            << " in the uncertain band (likely range straddling the usable HBM): this file refuses " << band->refused
+            << " and warns " << band->uncertain - band->refused << " of them (refuse_when)\n";
+}
+
 int run_check_config(int argc, char** argv, const std::string& catalog_dir_option) {
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
@@ -185,6 +201,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
 
   Result<std::string> text = read_regular_file(path, admission::kMaxConfBytes);
   size_t partitions = 0, aliases = 0, warnings = 0;
+  std::optional<admission::Policy> in_force;  // the file's policy, when valid: its audit log's band
   if (!text) {
     std::cout << path << ": " << text.error().reason << "\n";
     ++problems;
@@ -201,6 +218,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
           clean, admission::slurm_conf_text(slurm_conf), admission::passwd_uid);
       if (assembled) {
         problems += report_assembly(path, slurm_conf, assembled.value(), quiet, &warnings);
+        if (!quiet) in_force = assembled->policy;
         partitions = assembled->policy.partitions.size();
         aliases = assembled->policy.gpu_aliases.size();
       } else {  // not reached: the same text parsed above
@@ -219,6 +237,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
               << aliases << " GPU alias" << (aliases == 1 ? "" : "es") << "; catalogs: " << gpu_catalog().size()
               << " GPUs, " << model_catalog().size() << " models (" << set.notes.size() << " site entr"
               << (set.notes.size() == 1 ? "y" : "ies") << " from " << dir << ")\n";
+    if (in_force) print_band(*in_force);
   }
   return 0;
 }

@@ -21,10 +21,12 @@ inline Job job_of(const std::string& annotation, const std::string& tres_per_job
   return job;
 }
 
-// min_gpus_to_fit as the CLI computes it for the same request.
+// min_gpus_to_fit as the CLI computes it for the same request, for the likely range's high end
+// as the gate finds it by default (resize_to = high) unless the spec names its fit_bound.
 inline int64_t cli_min_gpus(const std::string& spec) {
   Request request;
   EXPECT_TRUE(apply_key_values(request, spec, ' ').ok());
+  if (!request.fit_bound) request.fit_bound = "likely_high";
   Result<Response> r = respond(request, {false, false});
   EXPECT_TRUE(r.ok()) << spec;
   return r.ok() ? r->min_gpus.gpus : -1;

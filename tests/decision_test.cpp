@@ -32,7 +32,8 @@ TEST(Decision, AcceptRejectWarnResize) {
   EXPECT_EQ(reject.verdict, Verdict::kReject);
   EXPECT_EQ(reject.reason, Reason::kTooFewGpus);
   EXPECT_EQ(reject.message.rfind("trainfit: llama3-70b at seq 8192 needs ", 0), 0u) << reject.message;
-  EXPECT_NE(reject.message.find("on 8 x H100 (79.6 GiB usable); min_gpus_to_fit=" + std::to_string(expected)),
+  EXPECT_NE(reject.message.find("on 8 x H100 (79.6 GiB usable); past the usable HBM even at its likely low end; "
+                                "min_gpus_to_fit=" + std::to_string(expected)),
             std::string::npos)
       << reject.message;
   EXPECT_EQ(decide(policy, job_of(kBig, "gres:gpu:h100:8", "soft")).verdict, Verdict::kWarn);
@@ -258,7 +259,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Layout>& layout) { return std::string(layout.param.name); });
 
 TEST(Decision, ResizeKeepsTasksTiedToGpusOrSaysSo) {
-  const Policy policy = parse_policy("action = resize\ngpus_per_node = 8").value();
+  // Resized to the point figure's count (3 nodes of 8 for kBig): -n 3 stays one task per node.
+  const Policy policy = parse_policy("action = resize\ngpus_per_node = 8\nresize_to = point").value();
   Job tied = job_of(kBig, "gres:gpu:h100:8");
   tied.fields.tasks = 8;  // -n 8 --gpus=8
   const Decision d = decide(policy, tied);
@@ -393,7 +395,7 @@ TEST(Decision, NvmlTypeNamesAndSiteAliases) {
 }
 
 TEST(Decision, AdviceSpeaksTheAnnotationsSyntax) {
-  const Policy policy = parse_policy("").value();
+  const Policy policy = parse_policy("refuse_when = likely").value();  // refused on the point figure
   // Llama-3-8B at seq 8192 without recompute on 8 x H100: full recompute fits on the same GPUs.
   Job options = job_of("model=llama3-8b seq=8192 zero=3", "gres:gpu:h100:8");
   const Decision o = decide(policy, options);
@@ -419,7 +421,8 @@ TEST(Decision, AHopelessJobHearsAWayOutThatTheGateAccepts) {
       const Decision d = decide(policy, job_of(job_spec, gpus));
       ASSERT_EQ(d.verdict, Verdict::kReject) << job_spec << ": " << d.message;
       if (d.min_gpus != 0) continue;  // not hopeless on these GPUs
-      ASSERT_NE(d.message.find("min_gpus_to_fit=none (or: "), std::string::npos) << job_spec << ": " << d.message;
+      ASSERT_NE(d.message.find("min_gpus_to_fit=none for the likely high end (or: "), std::string::npos)
+          << job_spec << ": " << d.message;
       Job changed = job_of(job_spec, "");
       std::string tres;
       for (const Change& change : d.advice) {
@@ -437,10 +440,11 @@ TEST(Decision, AHopelessJobHearsAWayOutThatTheGateAccepts) {
       Request request = job_of(job_spec, "").annotation.request;
       request.gpu = d.gpu;
       request.num_gpus = d.gpus_requested;
+      request.fit_bound = d.min_gpus_bound;  // the gate's bound (resize_to = high)
       const Result<Response> r = respond(request, {});
       ASSERT_TRUE(r.ok()) << job_spec;
       const std::string line = verdict(*r);
-      EXPECT_NE(line.find("min_gpus_to_fit=none (or: "), std::string::npos) << line;
+      EXPECT_NE(line.find("min_gpus_to_fit=none for the likely high end (or: "), std::string::npos) << line;
       EXPECT_NE(line.find(d.message.substr(d.message.rfind(" fits on "))), std::string::npos) << line << " | " << d.message;
       ++offered;
     }

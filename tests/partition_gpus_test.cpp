@@ -121,7 +121,7 @@ TEST(PartitionGpus, ResizeCountsGpuNodesOnly) {
   EXPECT_EQ(elsewhere.verdict, Verdict::kResize) << elsewhere.message;
   EXPECT_GE(elsewhere.resized_to, need);
   // A resize that fits in the GPU nodes is granted: kJob on 2 GPUs, resized to its minimum.
-  const int64_t small_need = estimated(kJob, "h100", 8).min_gpus.gpus;
+  const int64_t small_need = estimated(std::string(kJob) + " fit_bound=likely_high", "h100", 8).min_gpus.gpus;  // resize_to = high
   ASSERT_GT(small_need, 2);
   ASSERT_LE(small_need, 16);
   const Decision granted = decide(a.policy, annotated(kJob, "gres:gpu:h100:2", "mixed"));

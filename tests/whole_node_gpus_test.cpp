@@ -36,7 +36,7 @@ int64_t audited_gpus_held(const Decision& d) {
 }
 
 TEST(WholeNodeGpus, ExclusiveJobHoldsItsNodesGpusJudgedOnTheGpusItAsksFor) {
-  const Decision d = decide(node_policy(), job("model=llama3-8b zero=3 check=true", "gres:gpu:h100:4", true));
+  const Decision d = decide(node_policy(), job("model=llama3-8b zero=3 recompute=full check=true", "gres:gpu:h100:4", true));
   ASSERT_EQ(d.verdict, Verdict::kAccept) << d.message;
   EXPECT_EQ(d.gpus_requested, 4);  // the judgement: the 4 GPUs it asks for
   EXPECT_EQ(d.gpus_held, kNodeGpus);
@@ -46,7 +46,7 @@ TEST(WholeNodeGpus, ExclusiveJobHoldsItsNodesGpusJudgedOnTheGpusItAsksFor) {
 }
 
 TEST(WholeNodeGpus, TheSameJobWithoutExclusiveHoldsWhatItAsksFor) {
-  const Decision d = decide(node_policy(), job("model=llama3-8b zero=3 check=true", "gres:gpu:h100:4", false));
+  const Decision d = decide(node_policy(), job("model=llama3-8b zero=3 recompute=full check=true", "gres:gpu:h100:4", false));
   ASSERT_EQ(d.verdict, Verdict::kAccept) << d.message;
   EXPECT_EQ(d.gpus_held, 0);
   EXPECT_EQ(d.message.find("holds"), std::string::npos) << d.message;

@@ -32,6 +32,12 @@ void Counts::add(const Record& r) {
   ++records;
   ++by_action[static_cast<size_t>(r.action)];
   if (is_oom(r) && (r.action == Action::kReject || r.action == Action::kWarn)) ++oom;
+  if (is_check(r.action) && is_uncertain(r)) ++uncertain;
+}
+
+bool is_uncertain(const Record& r) {
+  if (!r.capacity_gb || !r.likely_low_gb || !r.likely_high_gb || *r.likely_high_gb <= 0) return false;
+  return *r.likely_low_gb <= *r.capacity_gb && *r.capacity_gb < *r.likely_high_gb;
 }
 
 const char* to_string(Dimension d) {

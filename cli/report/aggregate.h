@@ -16,10 +16,15 @@ struct Counts {
   std::array<int64_t, kActions> by_action{};  // indexed by Action
   int64_t records = 0;
   int64_t oom = 0;  // warned or rejected because the job does not fit (reason too_few_gpus)
+  int64_t uncertain = 0;  // checked jobs whose likely range straddles the usable HBM (is_uncertain)
   int64_t of(Action a) const { return by_action[static_cast<size_t>(a)]; }
   int64_t checked() const { return records - of(Action::kExempt) - of(Action::kUnchecked); }
   void add(const Record& r);
 };
+
+// The job's likely range held its usable HBM: low end <= capacity < high end. The band where a
+// policy's refuse_when and resize_to decide (docs/slurm.md); false for lines without a range.
+bool is_uncertain(const Record& r);
 
 // The breakdowns, in the order reports show them.
 enum class Dimension { kUser, kAccount, kPartition, kGpu, kModel };

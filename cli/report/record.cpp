@@ -139,7 +139,11 @@ Result<bool> other_fields(const json& j, Record* r) {
   }
   r->gpus_requested = gpus.value_or(0);
   for (const auto& [key, out] : {std::make_pair(field::kHostRamPerNodeGb, &r->host_ram_per_node_gb),
-                                 std::make_pair(field::kMemPerNodeGb, &r->mem_per_node_gb)}) {
+                                 std::make_pair(field::kMemPerNodeGb, &r->mem_per_node_gb),
+                                 std::make_pair(field::kPredictedPerGpuGb, &r->predicted_gb),
+                                 std::make_pair(field::kCapacityGb, &r->capacity_gb),
+                                 std::make_pair(field::kLikelyLowGb, &r->likely_low_gb),
+                                 std::make_pair(field::kLikelyHighGb, &r->likely_high_gb)}) {
     const Result<std::optional<double>> value = gib(j, key);
     if (!value) return value.error();
     *out = *value;

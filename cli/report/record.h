@@ -29,6 +29,8 @@ struct Record {
   // Offload: host RAM the step needs per node, and the job's memory request per node (GiB);
   // none without offload, without a request, or in lines from older plugins.
   std::optional<double> host_ram_per_node_gb, mem_per_node_gb;
+  // The usable HBM and the prediction's likely range (GiB); none in lines from older plugins.
+  std::optional<double> predicted_gb, capacity_gb, likely_low_gb, likely_high_gb;
   std::vector<Change> advice;  // the refusal's cheapest change; empty: none (or an older audit line)
   // From the annotation, parsed with the plugin's own comment parser.
   std::string model;   // "llama3-70b"; "(none)", "(custom)" without a model, "(unreadable)"

@@ -34,6 +34,7 @@ class Csv {
     row(section, dimension, key, "checked", std::to_string(c.checked()));
     for (int a = 0; a < kActions; ++a) row(section, dimension, key, to_string(Action(a)), std::to_string(c.of(Action(a))));
     row(section, dimension, key, "oom", std::to_string(c.oom));
+    row(section, dimension, key, "uncertain", std::to_string(c.uncertain));
   }
   void oom(const std::string& action, const OomGpus& g) {
     row("gpus", action, "", "jobs", std::to_string(g.jobs));

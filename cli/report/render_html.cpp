@@ -55,6 +55,7 @@ std::vector<std::string> counts_header(const std::string& first) {
   std::vector<std::string> h = {first, "records", "checked"};
   for (int a = 0; a < kActions; ++a) h.push_back(to_string(Action(a)));
   h.push_back("oom");
+  h.push_back("uncertain");
   return h;
 }
 
@@ -62,6 +63,7 @@ std::vector<std::string> counts_row(const std::string& key, const Counts& c) {
   std::vector<std::string> row = {key, std::to_string(c.records), std::to_string(c.checked())};
   for (int a = 0; a < kActions; ++a) row.push_back(std::to_string(c.of(Action(a))));
   row.push_back(std::to_string(c.oom));
+  row.push_back(std::to_string(c.uncertain));
   return row;
 }
 

@@ -11,7 +11,7 @@ constexpr Action kShown[] = {Action::kAccept, Action::kWarn, Action::kReject, Ac
                              Action::kUnchecked};
 
 json counts_json(const Counts& c) {
-  json j = {{"records", c.records}, {"checked", c.checked()}, {"oom", c.oom}};
+  json j = {{"records", c.records}, {"checked", c.checked()}, {"oom", c.oom}, {"uncertain", c.uncertain}};
   for (Action a : kShown) j[to_string(a)] = c.of(a);
   return j;
 }

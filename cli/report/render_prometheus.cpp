@@ -99,6 +99,11 @@ void render_prometheus(const Report& r, std::ostream& out) {
   by_action(m, r, Dimension::kGpu, "trainfit_audit_gpu_jobs", "Admission decisions by action and GPU type.");
   by_action(m, r, Dimension::kModel, "trainfit_audit_model_jobs", "Admission decisions by action and model.");
   oom(m, r);
+  m.family("trainfit_audit_uncertain_jobs",
+           "Checked jobs whose likely range straddled the usable HBM (low end <= capacity < high end), by partition.");
+  for (const auto& [key, counts] : r.by[static_cast<size_t>(Dimension::kPartition)]) {
+    m.sample({{to_string(Dimension::kPartition), key}}, counts.uncertain);
+  }
   input(m, r);
 }
 

@@ -35,6 +35,7 @@ std::vector<std::string> count_row(const std::string& key, const Counts& c) {
   std::vector<std::string> row = {key, std::to_string(c.records), std::to_string(c.checked())};
   for (Action a : kColumns) row.push_back(std::to_string(c.of(a)));
   row.push_back(std::to_string(c.oom));
+  row.push_back(std::to_string(c.uncertain));
   return row;
 }
 
@@ -42,6 +43,7 @@ std::vector<std::string> count_header(const std::string& first) {
   std::vector<std::string> row = {first, "records", "checked"};
   for (Action a : kColumns) row.push_back(to_string(a));
   row.push_back("oom");
+  row.push_back("uncertain");
   return row;
 }
 

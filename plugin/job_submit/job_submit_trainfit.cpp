@@ -141,6 +141,7 @@ int error_code(Reason reason) {
     case Reason::kRestateRequired: return ESLURM_ACCESS_DENIED;
     case Reason::kInternal: return ESLURM_INTERNAL;
     case Reason::kInvalidAnnotation:
+    case Reason::kUncertainFit:  // a warning: never refused
     case Reason::kNone: break;
   }
   return SLURM_ERROR;

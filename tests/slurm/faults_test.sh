@@ -63,7 +63,7 @@ chmod -R a+rX "$dir"
 NS=(env "SLURM_CONF=$dir/slurm-nospank.conf")
 settle() { sleep 0.3; }
 json() { /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d$2)" "$1"; }
-min8=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 8)
+min8=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 8)
 bigc="trainfit: model=llama3-70b seq=8192 zero=3 recompute=full"
 
 # probe: an oversized job (llama3-70b on 8 x H100, min_gpus_to_fit from the CLI) shows the

@@ -116,8 +116,9 @@ colon() { echo "${1//gres\/gpu/gres:gpu}"; }
 last_audit() { settle; tail -1 "$dir/audit.jsonl"; }
 json() { /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d$2)" "$1"; }
 big=(--llm-model=llama3-70b --llm-seq=8192 --llm-zero=3 --llm-recompute=full)
-min64=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
-min8=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 8)
+# The gate's min_gpus_to_fit is found for the likely range's high end (resize_to = high, the default).
+min64=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
+min8=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 8)
 
 # ---- The basics ----
 out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-seq=4096 --llm-zero=3 --wrap "sleep 1" 2>&1); rc=$?
@@ -331,7 +332,7 @@ before=$(job_count)
 out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 --llm-spec=zero_stage=0 --wrap true 2>&1); rc=$?
 [[ $rc -ne 0 && $out == *"--llm-zero=3 and --llm-spec=zero_stage=0 disagree"* && $(job_count) -eq $before ]] \
   && ok "--llm-zero=3 with --llm-spec=zero_stage=0: refused in sbatch, naming both" || fail "contradiction" "rc=$rc" "$out"
-min_a100=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu a100-40gb --gpus-per-node 64)
+min_a100=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu a100-40gb --gpus-per-node 64)
 out=$(sbatch --gpus=a100-40gb:8 "${big[@]}" --llm-check --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"on 8 x A100"*"min_gpus_to_fit=$min_a100"* ]] && ok "--llm-check on --gpus=a100-40gb:8: checked as A100 40GB (min $min_a100)" \
   || fail "a100 check" "rc=$rc" "$out"
@@ -386,7 +387,7 @@ CLUSTER_NODES_CONF="NodeName=q[1-16] NodeHostname=q[1-16] NodeAddr=127.0.0.1 CPU
 PartitionName=gpu4 Nodes=q[1-16] Default=YES MaxTime=INFINITE State=UP
 PartitionName=elastic4 Nodes=q[1-16] MaxTime=INFINITE State=UP" cluster_start "$dir" "$build/plugin" trainfit ||
   fail "start the 16-node cluster" "$(tail -3 "$dir/log/slurmctld.log")"
-min4=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpus-per-node 4)
+min4=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpus-per-node 4)
 out=$(sbatch -H -p gpu4 --parsable --gpus=h100:4 --llm-model=llama3-8b --llm-zero=3 --wrap true 2>&1); rc=$?
 [[ $rc -eq 0 ]] && ok "4x16: llama3-8b on one 4-GPU node accepted" || fail "4x16 accept" "rc=$rc" "$out"
 scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
@@ -417,7 +418,7 @@ CLUSTER_NODES_CONF="NodeName=s[1-6] NodeHostname=s[1-6] NodeAddr=127.0.0.1 CPUs=
 PartitionName=elastic6 Nodes=s[1-6] Default=YES MaxTime=INFINITE State=UP" cluster_start "$dir" "$build/plugin" trainfit ||
   fail "start the 6-node cluster" "$(tail -3 "$dir/log/slurmctld.log")"
 longer=(--llm-model=llama3-70b --llm-seq=16384 --llm-zero=3 --llm-recompute=full)
-min_longer=$("$trainfit" min-gpus --model llama3-70b --seq 16384 --zero 3 --recompute full --gpu h100 --gpus-per-node 8)
+min_longer=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 16384 --zero 3 --recompute full --gpu h100 --gpus-per-node 8)
 for model in big longer; do
   declare -n annotation=$model
   [[ $model == big ]] && least=$min8 || least=$min_longer
@@ -475,7 +476,7 @@ out=$(sbatch --gpus=h100:8 --llm-hf-config="$here/../fixtures/hf/llama-3-70b.con
 # (4.x: fp32, 5: the checkpoint's bf16); each verdict equals the CLI's, and they differ.
 declare -A min_release
 for release in 4.45 5.2; do
-  min_release[$release]=$("$trainfit" min-gpus --model llama3-70b --seq 4096 --framework hf --framework-version "$release" \
+  min_release[$release]=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 4096 --framework hf --framework-version "$release" \
     --adapter lora --recompute full --zero 3 --gpu h100 --gpus-per-node 64 2>/dev/null)
   out=$(sbatch --gpus=h100:1 --llm-model=llama3-70b --llm-seq=4096 --llm-framework=hf --llm-framework-version="$release" \
         --llm-spec=adapter=lora --llm-zero=3 --llm-recompute=full --wrap true 2>&1); rc=$?
@@ -488,7 +489,7 @@ done
 # --llm-config: a DeepSpeed file read in sbatch, its fields (framework included) carried to
 # job_submit as TRAINFIT_CONFIG; the verdict must equal the CLI's on the same file.
 ds_config="$here/../fixtures/frameworks/deepspeed_zero3_offload.json"
-min_cfg=$("$trainfit" min-gpus --config "$ds_config" --model llama3-70b --seq 4096 --gpu h100 --gpus-per-node 64 2>/dev/null)
+min_cfg=$("$trainfit" min-gpus --fit-bound likely_high --config "$ds_config" --model llama3-70b --seq 4096 --gpu h100 --gpus-per-node 64 2>/dev/null)
 out=$(sbatch --gpus=h100:4 --llm-config="$ds_config" --llm-model=llama3-70b --llm-seq=4096 --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"(deepspeed): ignored (no effect on memory)"* && $out == *"min_gpus_to_fit=$min_cfg"* ]] \
   && ok "--llm-config (DeepSpeed) reaches job_submit: min_gpus_to_fit=$min_cfg as the CLI" || fail "--llm-config" "rc=$rc" "$out"
@@ -534,7 +535,7 @@ inh=$dir/inherit
 mkdir -p "$inh/elsewhere"
 cp "$here/../fixtures/hf/llama-3-70b.config.json" "$inh/parent.json"
 parent=(--llm-hf-config=parent.json --llm-seq=8192 --llm-zero=3 --llm-recompute=full)
-parent_gpus=$("$trainfit" min-gpus --hf-config "$inh/parent.json" --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
+parent_gpus=$("$trainfit" min-gpus --fit-bound likely_high --hf-config "$inh/parent.json" --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
 printf '#!/bin/bash\n#SBATCH --llm-model=llama3-70b\n#SBATCH --gpus=h100:32\ntrue\n' > "$inh/child32.sh"
 cat > "$inh/children.sh" <<CHILDREN
 #!/bin/bash
@@ -648,6 +649,59 @@ await_reload
 out=$(nospank as_user sbatch -H -p strict --gpus=h100:8 --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"requires an LLM training annotation"* ]] && grep -q "trainfit.conf is now empty (no key = value line" "$dir/log/slurmctld.log" \
   && ok "an emptied trainfit.conf keeps the policy in force (strict still refuses), and says so" || fail "empty reload" "rc=$rc $out"
+
+# ---- 8. The likely range decides (docs/slurm.md, "Deciding on the likely range") ----
+# From the CLI's answers for the 70B job at each GPU count (79.6 GiB usable): the largest count
+# whose range's low end is past the capacity, a count whose range holds it (one whose point figure
+# is past it too, for refuse_when = likely), and the fewest whose high end fits.
+write_conf
+await_reload
+read -r n_below n_band n_over n_above <<<"$(/usr/bin/python3 - "$trainfit" <<'PY'
+import json, subprocess, sys
+below = band = over = above = 0
+for n in range(1, 65):
+    out = subprocess.run([sys.argv[1], "estimate", "--model", "llama3-70b", "--seq", "8192", "--zero", "3",
+                          "--recompute", "full", "--gpu", "h100", "--gpus", str(n), "--gpus-per-node", "64",
+                          "--format", "json"], capture_output=True, text=True, check=True).stdout
+    r = json.loads(out)
+    cap, low, point, high = r["gpu_capacity_gb"], r["likely_low_gb"], r["per_gpu_total_gb"], r["likely_high_gb"]
+    if low > cap: below = n
+    elif high > cap:
+        band = band or n
+        if point > cap: over = n
+    elif not above: above = n
+print(below, band, over, above)
+PY
+)"
+comment="trainfit: model=llama3-70b seq=8192 zero=3 recompute=full"
+if (( n_below > 0 && n_band > 0 && n_above > 0 )); then
+  out=$(nospank sbatch -H --parsable --gpus=h100:$n_below --comment="$comment" --wrap true 2>&1); rc=$?
+  [[ $rc -ne 0 && $out == *"past the usable HBM even at its likely low end"* && $out == *"for the likely high end"* ]] \
+    && ok "$n_below GPUs, the range's low end past the capacity: refused (refuse_when = certain)" || fail "range: below" "rc=$rc $out"
+  out=$(nospank sbatch -H --parsable --gpus=h100:$n_band --comment="$comment" --wrap true 2>&1); rc=$?
+  rec=$(last_audit)
+  [[ $rc -eq 0 && $out == *"warning: may not fit: llama3-70b at seq 8192 needs"*"(likely "* \
+     && $(json "$rec" "['reason']") == uncertain_fit && $(json "$rec" "['action']") == warn \
+     && $(json "$rec" "['min_gpus_bound']") == likely_high && $(json "$rec" "['likely_high_gb']") != 0 ]] \
+    && ok "$n_band GPUs, the range holding the capacity: accepted with the range, audited as uncertain_fit" \
+    || fail "range: between" "rc=$rc $out" "$rec"
+  scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+  out=$(nospank sbatch -H --parsable --gpus=h100:$n_above --comment="$comment" --wrap true 2>&1); rc=$?
+  [[ $rc -eq 0 && $(wc -l <<<"$out") -eq 1 ]] && ok "$n_above GPUs, the range's high end fits: accepted in silence" \
+    || fail "range: above" "rc=$rc $out"
+  scontrol cancel "$(tail -1 <<<"$out")" 2>/dev/null
+  if (( n_over > 0 )); then
+    write_conf "refuse_when = likely"
+    await_reload
+    out=$(nospank sbatch -H --parsable --gpus=h100:$n_over --comment="$comment" --wrap true 2>&1); rc=$?
+    [[ $rc -ne 0 && $out == *"min_gpus_to_fit="* ]] && ok "refuse_when = likely: $n_over GPUs (point figure past the capacity) refused" \
+      || fail "range: likely" "rc=$rc $out"
+  else
+    fail "range: no count has its point figure past the capacity and its low end below it" "$n_below $n_band $n_over $n_above"
+  fi
+else
+  fail "range: the 70B job has no counts below, in and above its range" "$n_below $n_band $n_over $n_above"
+fi
 
 # ---- 9. The audit log on a full filesystem: whole lines or none ----
 write_conf

@@ -74,8 +74,12 @@ PartitionName=mixed Nodes=h[1-2],c[1-2] MaxTime=INFINITE State=UP
 PartitionName=cpu Nodes=c[1-2] MaxTime=INFINITE State=UP"
 # No default_partition: the default is slurm.conf's (strict). exempt_accounts without
 # AccountingStorageEnforce: a warning in slurmctld's log.
+# Judged on the point figure (refuse_when = likely, resize_to = point), as the CLI's min-gpus
+# below counts: these checks are about which GPU a job is judged on, not about the range.
 cat > "$dir/trainfit.conf" <<CONF
 action = reject
+refuse_when = likely
+resize_to = point
 gpus_per_node = 8
 audit_log = $dir/audit.jsonl
 partition.strict.require_annotation = true
@@ -192,7 +196,7 @@ exempt_users = $user
 CONF
 cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
 chmod -R a+rX "$dir"
-min64=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
+min64=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
 step() { timeout 120 salloc -n 4 --gpus=h100:8 --llm-model=llama3-8b --llm-zero=3 \
   srun --llm-model=llama3-70b --llm-seq=8192 --llm-zero=3 --llm-recompute=full echo step-ran 2>&1; }
 out=$(step); rc=$?
@@ -210,6 +214,8 @@ Include nodes-a.conf
 Include $dir/partitions.conf"
 cat > "$dir/trainfit.conf" <<CONF
 action = reject
+refuse_when = likely
+resize_to = point
 gpus_per_node = 8
 audit_log = $dir/audit.jsonl
 CONF

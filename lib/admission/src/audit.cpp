@@ -160,6 +160,7 @@ std::string audit_json(const AuditRecord& r) {
       .text(kAction, d.exempt ? kActionExempt : d.unchecked ? kActionUnchecked : to_string(d.verdict))
       .text(kReason, to_string(d.reason))
       .count_or_null(kMinGpusToFit, d.min_gpus)
+      .text(kMinGpusBound, d.min_gpus_bound)
       .count_or_null(kResizedTo, d.resized_to)
       .count_or_null(kTimeLimitMin, r.time_limit_minutes)
       .changes(kAdvice, d.advice)

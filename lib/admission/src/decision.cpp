@@ -34,10 +34,20 @@ struct Evaluation {
   // What the prediction was made from: partitions whose rules give the same are estimated once.
   std::string gpu;
   int64_t num_gpus = 0;
-  bool fits() const { return predicted.ok() && !no_gpus && predicted->breakdown.fits; }
+  // Past the usable HBM on the figure the partition refuses on (refuse_when): the likely range's
+  // low end (never above the point figure: `certain` refuses no job `likely` passes), or the point.
+  bool over() const {
+    const Breakdown& b = predicted->breakdown;
+    const bool certain = rules->refuse_when == RefuseWhen::kCertain && b.likely_low > 0;
+    return (certain ? std::min(b.likely_low, b.per_gpu_total) : b.per_gpu_total) > b.capacity;
+  }
+  bool fits() const { return predicted.ok() && !no_gpus && !over(); }
+  // Not refused, yet the likely range reaches past the usable HBM: warned with the range.
+  bool uncertain() const { return fits() && predicted->breakdown.likely_high > predicted->breakdown.capacity; }
   bool same_inputs(const Evaluation& other) const {
     return gpu == other.gpu && num_gpus == other.num_gpus && estimator == other.estimator &&
-           rules->gpus_per_node == other.rules->gpus_per_node && rules->headroom == other.rules->headroom;
+           rules->gpus_per_node == other.rules->gpus_per_node && rules->headroom == other.rules->headroom &&
+           rules->resize_to == other.rules->resize_to;
   }
 };
 
@@ -197,6 +207,7 @@ void evaluate(const Policy& policy, const std::string& partition, const Job& job
   request->gpu_memory_gb.reset();
   request->num_gpus = std::max<int64_t>(1, num_gpus);
   request->gpus_per_node = e.rules->gpus_per_node;  // the partition's layout, not the annotation's
+  request->fit_bound = e.rules->resize_to == FitBound::kLikelyHigh ? "likely_high" : "point";  // min_gpus_to_fit's bound
   // min_gpus_to_fit is what a refusal or a resize needs; an accepted job gets it
   // only when the user asked (--llm-check): the common path stays cheap.
   Result<Response> predicted = estimator.predict(*request, e.rules->headroom, job.annotation.check || e.no_gpus);
@@ -266,6 +277,7 @@ void fill_numbers(const Evaluation& e, Decision* d) {
   d->likely_low_gb = r.breakdown.likely_low / kGiB;
   d->likely_high_gb = r.breakdown.likely_high / kGiB;
   d->min_gpus = r.min_gpus.gpus;
+  d->min_gpus_bound = to_string(r.resolved.config.fit_bound);
   d->global_batch = r.global_batch;
 }
 
@@ -296,9 +308,10 @@ void check_host_ram(const Job& job, const Evaluation& e, int64_t nodes, Decision
 
 std::string min_text(const Response& r) { return min_gpus_text(r.resolved.config, r.min_gpus.gpus); }
 
-// "llama3-70b at seq 8192 needs ...; min_gpus_to_fit=22 (or: --llm-recompute=full fits on 8)"
-std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, Face face) {
-  std::string line = needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" + min_text(r);
+// "llama3-70b at seq 8192 needs ...; min_gpus_to_fit=22 (or: --llm-recompute=full fits on 8)";
+// `why` (may be ""): what the refusal was judged on, after the prediction.
+std::string oom_body(const Response& r, const std::optional<Advice>& cheapest, Face face, const char* why = "") {
+  std::string line = needs_line(r.resolved.config, r.breakdown) + why + "; min_gpus_to_fit=" + min_text(r);
   if (!cheapest) return line;
   return line + " (or: " + spell_changes(changes_besides_gpus(cheapest->changes), face) + " fits on " +
          std::to_string(cheapest->num_gpus) + ")";
@@ -315,7 +328,48 @@ std::string oom_text(const Evaluation& e, const Job& job, const GpuTotal& gpus, 
   }
   const std::optional<Advice> cheapest = e.estimator->cheapest_change(r);
   if (cheapest) *advice = cheapest->changes;
-  return "trainfit: " + where(e, partitions) + oom_body(r, cheapest, job.annotation.face) + layout_note(job, *e.rules);
+  const bool certain = e.rules->refuse_when == RefuseWhen::kCertain && r.breakdown.likely_low > 0;
+  return "trainfit: " + where(e, partitions) +
+         oom_body(r, cheapest, job.annotation.face, certain ? "; past the usable HBM even at its likely low end" : "") +
+         layout_note(job, *e.rules);
+}
+
+// A job every listed partition lets run, whose likely range reaches past the usable HBM of `e`.
+// Out of line: an accepted job's path never builds this message.
+[[gnu::noinline]] std::string uncertain_text(const Evaluation& e, const Job& job, size_t partitions) {
+  const Response& r = *e.predicted;
+  return "trainfit: " + where(e, partitions) + "warning: may not fit: " + needs_line(r.resolved.config, r.breakdown) +
+         "; the likely range's high end is past the usable HBM" +
+         (r.min_gpus.gpus > 0 ? "; min_gpus_to_fit=" + min_text(r) : std::string()) + layout_note(job, *e.rules);
+}
+
+// Every listed partition lets the job run. The partition reported: one where its likely range
+// reaches past the usable HBM (the job is warned with the range, never passed in silence; the
+// widest reach first), else the tightest (the highest share of HBM used).
+Decision admitted(const Job& job, const std::vector<Evaluation>& now, int64_t gpus_requested) {
+  const Evaluation* shown = &now.front();
+  for (const Evaluation& e : now) {
+    const Breakdown& b = e.predicted->breakdown;
+    const Breakdown& s = shown->predicted->breakdown;
+    const bool wider_reach = e.uncertain() && (!shown->uncertain() || b.likely_high / b.capacity > s.likely_high / s.capacity);
+    const bool tighter = !e.uncertain() && !shown->uncertain() && b.per_gpu_total / b.capacity > s.per_gpu_total / s.capacity;
+    if (wider_reach || tighter) shown = &e;
+  }
+  Decision d;
+  fill_numbers(*shown, &d);
+  d.gpus_requested = gpus_requested;
+  d.verdict = Verdict::kAccept;
+  if (shown->uncertain()) {
+    d.verdict = Verdict::kWarn;
+    d.reason = Reason::kUncertainFit;
+    d.message = uncertain_text(*shown, job, now.size());
+  } else if (job.annotation.check) {
+    const Response& r = *shown->predicted;
+    d.message = "trainfit: fits: " + needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" + min_text(r) +
+                layout_note(job, *shown->rules);
+  }
+  check_host_ram(job, *shown, job.fields.nodes, &d);
+  return d;
 }
 
 // A resize never asks for more GPU nodes, or GPUs, than a listed partition has (slurm.conf;
@@ -446,6 +500,7 @@ const char* to_string(Reason r) {
     case Reason::kUnknownGpu: return "unknown_gpu";
     case Reason::kInternal: return "internal";
     case Reason::kRestateRequired: return "restate_required";
+    case Reason::kUncertainFit: return "uncertain_fit";
   }
   return "?";
 }
@@ -540,28 +595,7 @@ Decision decide_submission(const Policy& policy, const Job& job, const std::vect
     return d;
   }
   const bool all_fit = std::all_of(now.begin(), now.end(), [](const Evaluation& e) { return e.fits(); });
-  if (all_fit) {
-    // The tightest partition's numbers (highest share of HBM used).
-    const Evaluation* tightest = &now.front();
-    for (const Evaluation& e : now) {
-      const Breakdown& b = e.predicted->breakdown;
-      const Breakdown& tight = tightest->predicted->breakdown;
-      if (b.per_gpu_total / b.capacity > tight.per_gpu_total / tight.capacity) {
-        tightest = &e;
-      }
-    }
-    Decision d;
-    fill_numbers(*tightest, &d);
-    d.gpus_requested = gpus->gpus;
-    d.verdict = Verdict::kAccept;
-    if (job.annotation.check) {
-      const Response& r = *tightest->predicted;
-      d.message = "trainfit: fits: " + needs_line(r.resolved.config, r.breakdown) + "; min_gpus_to_fit=" +
-                  min_text(r) + layout_note(job, *tightest->rules);
-    }
-    check_host_ram(job, *tightest, job.fields.nodes, &d);
-    return d;
-  }
+  if (all_fit) return admitted(job, now, gpus->gpus);
   bool resize = false, reject = false;
   for (const Evaluation& e : now) {
     if (e.fits()) continue;

@@ -92,6 +92,25 @@ const std::vector<std::pair<std::string, Setter>>& partition_keys() {
          p.headroom = x;
          return true;
        }},
+      {"refuse_when",
+       [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
+         const std::string word = lower(v);
+         for (RefuseWhen w : {RefuseWhen::kCertain, RefuseWhen::kLikely}) {
+           if (word == to_string(w)) return p.refuse_when = w, true;
+         }
+         return invalid("refuse_when", "refuse_when='" + v +
+                                           "' is not valid; accepted: certain (the likely range's low end does not fit)|"
+                                           "likely (the point figure does not fit)");
+       }},
+      {"resize_to",
+       [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
+         const std::string word = lower(v);
+         if (word == "high") return p.resize_to = FitBound::kLikelyHigh, true;
+         if (word == "point") return p.resize_to = FitBound::kPoint, true;
+         return invalid("resize_to", "resize_to='" + v +
+                                         "' is not valid; accepted: high (the likely range's high end fits)|point (the "
+                                         "point figure fits)");
+       }},
       {"default_gpu",
        [](PartitionPolicy& p, const std::string& v) -> Result<bool> {
          Result<const GpuSpec*> gpu = find_gpu(v);
@@ -173,6 +192,8 @@ std::vector<std::string> policy_keys() {
 const char* to_string(Action action) {
   return to_string(action == Action::kReject ? Verdict::kReject : action == Action::kResize ? Verdict::kResize : Verdict::kWarn);
 }
+
+const char* to_string(RefuseWhen when) { return when == RefuseWhen::kCertain ? "certain" : "likely"; }
 
 const PartitionPolicy& Policy::for_partition(const std::string& partition) const {
   auto it = partitions.find(partition.empty() ? default_partition : partition);

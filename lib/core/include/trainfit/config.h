@@ -63,6 +63,10 @@ enum class Loss { kStandard, kChunked, kFused };
 enum class Sharding { kZero, kFsdpFull, kFsdpGradOp, kFsdpHybrid, kZeroRedundancy };
 // Which pipeline stage breakdown.measures describe: the fit always uses the critical one.
 enum class ReportStage { kCritical, kFirst, kLast };
+// Which figure a fit is judged on: the prediction (kPoint), its likely range's high end
+// (kLikelyHigh: min_gpus_to_fit then leaves room for the published suite's misses of the class)
+// or its low end (kLikelyLow: the fewest GPUs at which the step may fit).
+enum class FitBound { kPoint, kLikelyHigh, kLikelyLow };
 
 struct Geometry {
   int64_t layers = 0;
@@ -181,6 +185,7 @@ struct Config {
   std::string gpu_name;
   GpuArchitecture gpu_architecture = GpuArchitecture::kOther;
   double capacity_bytes = 0;
+  FitBound fit_bound = FitBound::kPoint;
   bool offload_optimizer = false;
   bool offload_params = false;
   bool runtime_overhead = true;
@@ -236,5 +241,6 @@ TRAINFIT_API const char* to_string(Sharding value);
 TRAINFIT_API const char* to_string(FrozenUnitGrads value);
 TRAINFIT_API const char* to_string(Mlp value);
 TRAINFIT_API const char* to_string(Norm value);
+TRAINFIT_API const char* to_string(FitBound value);
 
 }  // namespace trainfit

@@ -117,6 +117,7 @@ struct Breakdown {
   const LikelyRange* range = nullptr;  // the class it came from (a static table: never freed)
   Measures measures;
   double capacity = 0;
+  double judged = 0;  // the figure compared with capacity: per_gpu_total or likely_high (Config::fit_bound)
   bool fits = false;
 };
 

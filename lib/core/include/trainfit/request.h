@@ -107,6 +107,7 @@ struct Request {
   std::optional<int64_t> gpus_per_node;
   // --- hardware ---
   std::optional<std::string> gpu;
+  std::optional<std::string> fit_bound;  // point | likely_high: the figure a fit is judged on
   std::optional<bool> offload_optimizer;
   std::optional<bool> offload_params;
   std::optional<bool> runtime_overhead;

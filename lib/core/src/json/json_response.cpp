@@ -261,6 +261,7 @@ std::string response_to_json(const Response& r, const ServingInfo& serving, int 
   // --- trainfit's additions ---
   w.key("units").string("GiB (2^30 bytes), as PyTorch and nvidia-smi count");
   likely_range(w, r.breakdown);
+  w.key("fit_bound").string(to_string(r.resolved.config.fit_bound));  // what fits and min_gpus_to_fit compare
   if (r.min_gpus.gpus == 0) w.key("min_gpus_reason").string(r.min_gpus.reason);
   w.key("min_gpus_rule").string(min_gpus_rule(r.resolved.config));
   breakdown(w, r);

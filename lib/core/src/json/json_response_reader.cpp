@@ -211,6 +211,10 @@ Response read_response(const json& j) {
   b.range = &likely_range_for(r.resolved.config, b.shard_group);
   b.likely_low = j.contains("likely_low_gb") ? gb(j, "likely_low_gb") : b.per_gpu_total * b.range->low;
   b.likely_high = j.contains("likely_high_gb") ? gb(j, "likely_high_gb") : b.per_gpu_total * b.range->high;
+  // The figure its fits and min_gpus_to_fit were judged on; an older service's: the point.
+  r.resolved.config.fit_bound = enum_named<FitBound>(j.contains("fit_bound") ? text(j, "fit_bound") : "point");
+  const FitBound bound = r.resolved.config.fit_bound;
+  b.judged = bound == FitBound::kLikelyHigh ? b.likely_high : bound == FitBound::kLikelyLow ? b.likely_low : b.per_gpu_total;
   read_profiles(j.at("profile"), r);
   read_advice(j.at("advice"), r);
   if (!j.at("min_gpus_to_fit").is_null()) r.min_gpus.gpus = integer(j, "min_gpus_to_fit");

@@ -117,10 +117,13 @@ Breakdown estimate_with(const Config& c, const SharedParts& parts) {
   b.measures.max_memory_allocated = reported_peak + reported.workspaces;
   b.measures.max_memory_reserved = reported_peak + reported.workspaces + reported.allocator;
   b.measures.nvidia_smi = reported_peak + reported.total();
-  b.fits = b.per_gpu_total <= b.capacity;
   b.range = &likely_range_for(c, b.shard_group);
   b.likely_low = b.per_gpu_total * b.range->low;
   b.likely_high = b.per_gpu_total * b.range->high;
+  b.judged = c.fit_bound == FitBound::kLikelyHigh ? b.likely_high
+             : c.fit_bound == FitBound::kLikelyLow ? b.likely_low
+                                                   : b.per_gpu_total;
+  b.fits = b.judged <= b.capacity;
   return b;
 }
 

@@ -56,8 +56,8 @@ Breakdown at(Config c, const model::SharedParts& parts, int64_t gpus) {
 // arXiv:1910.02054 sec. 5), so two points give a and b and the N where a + b/N meets capacity.
 int64_t likely_gpus(int64_t n_low, const Breakdown& low, int64_t n_high, const Breakdown& high) {
   const double shrink = 1.0 / static_cast<double>(n_low) - 1.0 / static_cast<double>(n_high);
-  const double b = (low.per_gpu_total - high.per_gpu_total) / shrink;
-  const double a = high.per_gpu_total - b / static_cast<double>(n_high);
+  const double b = (low.judged - high.judged) / shrink;
+  const double a = high.judged - b / static_cast<double>(n_high);
   const double room = high.capacity - a;
   if (!(b > 0) || !(room > 0)) return n_high;
   const double n = std::ceil(b / room);
@@ -70,13 +70,16 @@ bool nothing_sharded(const Config& c) { return c.zero_stage == 0 && c.tp == 1 &&
 
 // Why no count fits, from the widest job's breakdown; *unsharded: because nothing is sharded.
 std::string why_none(const Config& c, const Breakdown& widest, int64_t gpus, bool* unsharded) {
-  const double unshardable = widest.stage.activations.total() + widest.overheads.total();
+  // Judged on the likely high end, what does not shard is scaled as the whole figure is.
+  const double scale = widest.per_gpu_total > 0 ? widest.judged / widest.per_gpu_total : 1.0;
+  const double unshardable = (widest.stage.activations.total() + widest.overheads.total()) * scale;
   if (unshardable > widest.capacity) {
     return "activations and runtime overheads alone need " + format_gib(unshardable) + " GiB per GPU, more than the " +
            format_gib(widest.capacity) +
            " GiB available at any GPU count; recompute, a smaller micro-batch, TP or CP are needed";
   }
-  const std::string needs = format_gib(widest.per_gpu_total) + " GiB per GPU (" + format_gib(widest.capacity) + " GiB available)";
+  const std::string needs = format_gib(widest.judged) + " GiB per GPU" + (c.fit_bound == FitBound::kPoint ? "" : std::string(" at its likely ") + (c.fit_bound == FitBound::kLikelyHigh ? "high" : "low") + " end") +
+                            " (" + format_gib(widest.capacity) + " GiB available)";
   *unsharded = nothing_sharded(c);
   if (*unsharded) {
     return "nothing is sharded (zero_stage=0, tensor_parallel=pipeline_parallel=1), so adding GPUs does not reduce "

@@ -15,10 +15,14 @@ int64_t model_unit(const Config& c) { return std::lcm(c.tp * c.pp * c.cp, c.tp *
 }  // namespace
 
 std::string min_gpus_text(const Config& c, int64_t gpus) {
-  if (gpus <= 0) return "none";
-  if (c.gpus_per_node <= 0 || gpus <= c.gpus_per_node) return std::to_string(gpus);
+  // The bound the count was found for, named where it is not the point figure (fit_bound).
+  const std::string bound = c.fit_bound == FitBound::kLikelyHigh  ? " for the likely high end"
+                            : c.fit_bound == FitBound::kLikelyLow ? " for the likely low end"
+                                                                  : "";
+  if (gpus <= 0) return "none" + bound;
+  if (c.gpus_per_node <= 0 || gpus <= c.gpus_per_node) return std::to_string(gpus) + bound;
   const int64_t nodes = (gpus + c.gpus_per_node - 1) / c.gpus_per_node;
-  return std::to_string(gpus) + " (" + plural(nodes, "node", "nodes") + " of " + std::to_string(c.gpus_per_node) + ")";
+  return std::to_string(gpus) + " (" + plural(nodes, "node", "nodes") + " of " + std::to_string(c.gpus_per_node) + ")" + bound;
 }
 
 std::string min_gpus_rule(const Config& c) {

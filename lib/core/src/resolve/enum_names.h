@@ -31,6 +31,8 @@ inline constexpr Choice<Adapter> kAdapters[] = {{"none", Adapter::kNone}, {"lora
 inline constexpr Choice<BaseDtype> kBaseDtypes[] = {{"fp32", BaseDtype::kFp32}, {"bf16", BaseDtype::kBf16},
                                              {"fp16", BaseDtype::kFp16}, {"nf4", BaseDtype::kNf4},
                                              {"gptq", BaseDtype::kGptq}, {"awq", BaseDtype::kAwq}};
+inline constexpr Choice<FitBound> kFitBounds[] = {{"point", FitBound::kPoint}, {"likely_high", FitBound::kLikelyHigh},
+                                                  {"likely_low", FitBound::kLikelyLow}};
 inline constexpr Choice<Mlp> kMlps[] = {{"swiglu", Mlp::kSwiGlu}, {"gelu", Mlp::kGelu}};
 inline constexpr Choice<Norm> kNorms[] = {{"rmsnorm", Norm::kRmsNorm}, {"layernorm", Norm::kLayerNorm}};
 inline constexpr Choice<Sharding> kShardings[] = {{"zero", Sharding::kZero},

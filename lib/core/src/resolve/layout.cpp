@@ -154,6 +154,7 @@ Result<bool> resolve_hardware(const Request& r, Config& c, Notes& notes) {
   if (r.offload_params) c.offload_params = *r.offload_params;
   if (r.runtime_overhead) c.runtime_overhead = *r.runtime_overhead;
   Error e;
+  if (!take_enum(r.fit_bound, "fit_bound", kFitBounds, &c.fit_bound, &e)) return e;
   if (!take_int(r.rising_lengths, "rising_lengths", 1, 100000, &c.rising_lengths, &e)) return e;
   if (c.offload_params && c.zero_stage != 3) {
     return make_error(ErrorCode::kInconsistent, "offload_params",

@@ -17,6 +17,7 @@ const char* to_string(Sharding v) { return name_of(resolving::kShardings, v); }
 const char* to_string(FrozenUnitGrads v) { return name_of(resolving::kFrozenUnitGrads, v); }
 const char* to_string(Mlp v) { return name_of(resolving::kMlps, v); }
 const char* to_string(Norm v) { return name_of(resolving::kNorms, v); }
+const char* to_string(FitBound v) { return name_of(resolving::kFitBounds, v); }
 const char* to_string(Framework v) { return name_of(resolving::kFrameworks, v); }
 const char* to_string(Adapter v) { return name_of(resolving::kAdapters, v); }
 // "follow" (the base in the compute dtype) is resolve's default, not a word a request gives.

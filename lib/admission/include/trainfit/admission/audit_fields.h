@@ -25,6 +25,7 @@ constexpr char kLikelyHighGb[] = "likely_high_gb";
 constexpr char kAction[] = "action";
 constexpr char kReason[] = "reason";
 constexpr char kMinGpusToFit[] = "min_gpus_to_fit";
+constexpr char kMinGpusBound[] = "min_gpus_bound";  // the figure it was found for: point | likely_high
 constexpr char kResizedTo[] = "resized_to";
 constexpr char kTimeLimitMin[] = "time_limit_min";
 constexpr char kAdvice[] = "advice";

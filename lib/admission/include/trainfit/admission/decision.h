@@ -53,9 +53,11 @@ TRAINFIT_API const char* to_string(Verdict verdict);
 
 // Why a job was refused or warned: each maps to its own Slurm error code.
 // kRestateRequired: an update that changes what the gate judged (GPUs, partition) without
-// restating the annotation, which job_modify cannot see.
+// restating the annotation, which job_modify cannot see. kUncertainFit: a warning only, for a
+// job not refused whose likely range reaches past the usable HBM.
 enum class Reason {
-  kNone, kInvalidAnnotation, kGpuRequest, kTooFewGpus, kAnnotationRequired, kUnknownGpu, kInternal, kRestateRequired
+  kNone, kInvalidAnnotation, kGpuRequest, kTooFewGpus, kAnnotationRequired, kUnknownGpu, kInternal, kRestateRequired,
+  kUncertainFit
 };
 TRAINFIT_API const char* to_string(Reason reason);
 
@@ -70,6 +72,7 @@ struct Decision {
   double likely_low_gb = 0, likely_high_gb = 0;  // per_gpu_gb's likely range (LikelyRange)
   int64_t gpus_requested = 0;
   int64_t min_gpus = 0;          // 0: none fits, or not computed (an accepted job without --llm-check)
+  const char* min_gpus_bound = "point";  // the figure min_gpus was found for: point | likely_high (resize_to)
   int64_t global_batch = 0;
   std::vector<Change> advice;    // a refusal's cheapest change that fits on the GPUs asked for ("or: ..."); empty: none
   // Offload: host RAM the step needs on the job's fullest node, and the job's memory request

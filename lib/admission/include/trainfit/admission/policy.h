@@ -19,10 +19,21 @@ namespace trainfit::admission {
 enum class Action { kReject, kResize, kWarn };
 TRAINFIT_API const char* to_string(Action action);
 
+// Which figure makes a job "not fitting" for the partition's action (docs/slurm.md, "Deciding on
+// the likely range"): kCertain, the likely range's low end (the job does not fit even if the
+// model over-predicts it as much as the published suite says it can); kLikely, the point figure.
+// A job that is not refused but whose range's high end is past the usable HBM is warned.
+enum class RefuseWhen { kCertain, kLikely };
+TRAINFIT_API const char* to_string(RefuseWhen when);
+
 struct PartitionPolicy {
   Action action = Action::kReject;
   int64_t resize_max_gpus = 64;
   double headroom = 0.0;           // fraction of HBM kept free
+  RefuseWhen refuse_when = RefuseWhen::kCertain;
+  // The figure min_gpus_to_fit, and so a resize, is found for: the likely high end (the resized
+  // job fits unless the model misses beyond what the suite has seen) or the point figure.
+  FitBound resize_to = FitBound::kLikelyHigh;
   std::string default_gpu = "h100";
   int64_t gpus_per_node = 8;       // the node layout: min_gpus_to_fit and resizes use it
   bool require_annotation = false; // for jobs that request GPUs
