@@ -1,5 +1,7 @@
 // Properties of the estimate: each mechanism moves memory the way its source says.
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "test_util.h"
@@ -206,6 +208,8 @@ TEST(Sweeps, EveryPointEqualsItsOwnEstimate) {
       EXPECT_EQ(point.model_state_gb, b.stage.states.total() / kGiB) << point.num_gpus;
       EXPECT_EQ(point.activation_gb, b.stage.activations.total() / kGiB) << point.num_gpus;
       EXPECT_EQ(point.fits, b.fits) << point.num_gpus;
+      EXPECT_EQ(point.likely_low_gb, b.likely_low / kGiB) << point.num_gpus;  // the point's own class
+      EXPECT_EQ(point.likely_high_gb, b.likely_high / kGiB) << point.num_gpus;
     }
     for (const SeqPoint& point : sweep_seq(c)) {
       Config x = c;
@@ -214,8 +218,33 @@ TEST(Sweeps, EveryPointEqualsItsOwnEstimate) {
       EXPECT_EQ(point.per_gpu_gb, b.per_gpu_total / kGiB) << point.seq_length;
       EXPECT_EQ(point.activation_gb, b.stage.activations.total() / kGiB) << point.seq_length;
       EXPECT_EQ(point.fits, b.fits) << point.seq_length;
+      EXPECT_EQ(point.likely_low_gb, b.likely_low / kGiB) << point.seq_length;
+      EXPECT_EQ(point.likely_high_gb, b.likely_high / kGiB) << point.seq_length;
     }
   }
+}
+
+// A sharded request's class is unsharded at one GPU (nothing to shard over): the profile's
+// first point takes the unsharded factors, its others the request's. The factors are the
+// shipped file's (conf/likely_range.json), read here, not through likely_range_for.
+TEST(Sweeps, EachPointTakesTheRangeOfItsOwnClass) {
+  const nlohmann::json file = nlohmann::json::parse(std::ifstream(TRAINFIT_CONF_DIR "/likely_range.json"));
+  auto factors = [&](bool sharded) {
+    for (const nlohmann::json& k : file.at("classes")) {
+      if (k.at("adapter") == "full" && k.at("sharded") == sharded) return std::make_pair(k.at("low").get<double>(), k.at("high").get<double>());
+    }
+    ADD_FAILURE() << "no full-fine-tuning class, sharded=" << sharded;
+    return std::make_pair(1.0, 1.0);
+  };
+  const Config c = testing::config_of("model=llama3-8b,num_gpus=8,zero_stage=3");
+  const std::vector<GpuPoint> gpus = sweep_gpus(c);
+  ASSERT_EQ(gpus.front().num_gpus, 1);
+  for (const GpuPoint& p : gpus) {
+    const auto [low, high] = factors(p.num_gpus > 1);
+    EXPECT_NEAR(p.likely_low_gb, p.per_gpu_gb * low, 1e-9 * p.per_gpu_gb) << p.num_gpus;
+    EXPECT_NEAR(p.likely_high_gb, p.per_gpu_gb * high, 1e-9 * p.per_gpu_gb) << p.num_gpus;
+  }
+  EXPECT_NE(factors(false), factors(true));  // else the first point proves nothing
 }
 
 // Advice is something a user can type: each field once (a combination that raised TP twice

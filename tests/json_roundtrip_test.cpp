@@ -105,6 +105,36 @@ TEST(ResponseJson, ReadsBackToTheSameJson) {
   }
 }
 
+// An answer from a service whose profile points carry no range: each point's range is its
+// own figure (empty), not the top level's nor this build's factors.
+TEST(ResponseJson, ProfilePointsWithoutARangeTakeTheirFigure) {
+  Request request;
+  ASSERT_TRUE(apply_key_values(request, kRequests[0]).ok());
+  Result<Response> local = respond(request);
+  ASSERT_TRUE(local.ok()) << local.error().message;
+  json old = json::parse(response_to_json(local.value(), {"node-a", 1.0}, 0));
+  for (const char* profile : {"mem_vs_gpus", "mem_vs_seq"}) {
+    for (json& point : old["profile"][profile]) {
+      ASSERT_TRUE(point.contains("likely_low_gb") && point.contains("likely_high_gb")) << profile;
+      point.erase("likely_low_gb");
+      point.erase("likely_high_gb");
+    }
+  }
+  Result<Response> read = response_from_json(old.dump());
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->mem_vs_gpus.size(), old["profile"]["mem_vs_gpus"].size());
+  for (size_t i = 0; i < read->mem_vs_gpus.size(); ++i) {
+    const double figure = old["profile"]["mem_vs_gpus"][i]["per_gpu_gb"].get<double>();
+    EXPECT_EQ(read->mem_vs_gpus[i].likely_low_gb, figure) << i;
+    EXPECT_EQ(read->mem_vs_gpus[i].likely_high_gb, figure) << i;
+  }
+  for (size_t i = 0; i < read->mem_vs_seq.size(); ++i) {
+    const double figure = old["profile"]["mem_vs_seq"][i]["per_gpu_gb"].get<double>();
+    EXPECT_EQ(read->mem_vs_seq[i].likely_low_gb, figure) << i;
+    EXPECT_EQ(read->mem_vs_seq[i].likely_high_gb, figure) << i;
+  }
+}
+
 TEST(ResponseJson, RefusesWhatIsNotAResponse) {
   for (const char* text : {"", "[]", "{}", "{\"fits\":true}", "not json"}) {
     Result<Response> read = response_from_json(text);

@@ -15,6 +15,7 @@ the request's dot, in the page and in `trainfit plot`'s SVG. Every wait is bound
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -273,7 +274,33 @@ def check_verdict(browser, trainfit, args, what, want_fits):
     per_gpu = text_of(browser, "per-gpu")
     if per_gpu != "{:,.2f} GiB".format(expected["per_gpu_total_gb"]):
         fail("%s: per GPU shown %r, trainfit estimate says %.4f" % (what, per_gpu, expected["per_gpu_total_gb"]))
+    check_likely(browser, expected, what)
     return expected
+
+
+def check_likely(browser, expected, what):
+    """The per-GPU figure's likely range, beside it, as the JSON answer's likely_low_gb / likely_high_gb."""
+    low, high, total = expected["likely_low_gb"], expected["likely_high_gb"], expected["per_gpu_total_gb"]
+    if not low < total < high:
+        fail("%s: the JSON's range %.4f..%.4f does not hold its figure %.4f" % (what, low, high, total))
+    want = "{:,.2f} GiB (likely {:,.2f}\u2013{:,.2f})".format(total, low, high)
+    shown = browser.js("document.getElementById('per-gpu').parentElement.textContent")
+    if shown != want:
+        fail("%s: per GPU shown %r, wanted %r from trainfit estimate's JSON" % (what, shown, want))
+        return
+    # The numbers read back from the text, not compared as text only: within the 2 decimals shown.
+    m = re.fullmatch(r"\(likely ([0-9,.]+)\u2013([0-9,.]+)\)", text_of(browser, "per-gpu-likely"))
+    got = [float(g.replace(",", "")) for g in m.groups()] if m else []
+    if not got or abs(got[0] - low) > 0.005 or abs(got[1] - high) > 0.005:
+        fail("%s: the range reads back as %s, the JSON says %.4f..%.4f" % (what, got, low, high))
+        return
+    box = browser.js("""(() => { const r = document.getElementById('per-gpu-likely').getBoundingClientRect();
+                                   const d = document.getElementById('per-gpu').closest('div').getBoundingClientRect();
+                                   return {w: r.width, h: r.height, inside: r.left >= d.left && r.right <= d.right + 0.5}; })()""")
+    if box["w"] <= 0 or box["h"] <= 0 or not box["inside"]:
+        fail("%s: the range is not visible inside its headline box: %s" % (what, box))
+    else:
+        ok("%s: per GPU %r" % (what, shown))
 
 
 def check_charts(browser, what):
@@ -297,6 +324,18 @@ def check_charts(browser, what):
             fail("%s: chart %s is an SVG with too little in it: %s" % (what, chart, state))
         else:
             ok("%s: chart %s: SVG with %d shapes, %d labels" % (what, chart, state["drawn"], state["texts"]))
+    # The two line charts shade the likely range, as drawn in the browser (docs/charts.md).
+    for chart in ("gpus", "seq"):
+        band = browser.js("""(() => {
+          const svg = document.querySelector('#chart-%s .chart-body svg');
+          const b = svg && svg.querySelector('polygon[data-series="likely-range"]');
+          const legend = svg ? [...svg.querySelectorAll('.legend text')].map((t) => t.textContent) : [];
+          return b ? {area: b.getBBox().width * b.getBBox().height, legend} : {area: 0, legend};
+        })()""" % chart)
+        if band["area"] <= 0 or "likely range" not in band["legend"]:
+            fail("%s: chart %s draws no likely-range band in the legend: %s" % (what, chart, band))
+        else:
+            ok("%s: chart %s shades the likely range" % (what, chart))
 
 
 def check_form(browser, want, what):
@@ -353,6 +392,8 @@ def run_page(browser, args):
         ok("seq_length='abc': %r next to the field" % got)
     if "error" not in browser.js("document.getElementById('verdict').className"):
         fail("seq_length='abc': the verdict is not marked as an error")
+    if text_of(browser, "per-gpu-likely") != "":
+        fail("seq_length='abc': a likely range is still shown without an answer: %r" % text_of(browser, "per-gpu-likely"))
 
     # A step that fits; the screenshot.
     fill(browser, {"model": "llama3-8b", "seq_length": "4096", "recompute": ""})

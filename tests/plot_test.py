@@ -101,6 +101,52 @@ def check_line(panel, area, role, xs, ys, what):
     check(not bad, f"{what}: '{role}' points invert to the profile within 0.5%" + (f"; first miss {bad[0]}" if bad else ""))
 
 
+CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conf", "likely_range.json")
+
+
+def class_factors(adapter, sharded):
+    """(low, high) of the shipped file's class (conf/likely_range.json), read here."""
+    for k in json.load(open(CONF))["classes"]:
+        if k["adapter"] == adapter and k["sharded"] == sharded:
+            return k["low"], k["high"]
+    raise SystemExit(f"FAIL no class adapter={adapter} sharded={sharded} in {CONF}")
+
+
+def check_point_ranges(points, key, sharded_at, what):
+    """Each point's range is its figure times its own class's factors (full fine-tuning here)."""
+    bad = []
+    for q in points:
+        low, high = class_factors("full", sharded_at(q[key]))
+        for got, factor in ((q["likely_low_gb"], low), (q["likely_high_gb"], high)):
+            if abs(got - q["per_gpu_gb"] * factor) > 2e-4 + 1e-6 * got:  # two roundings to 4 decimals
+                bad.append((q[key], got, q["per_gpu_gb"], factor))
+    check(not bad, f"{what}: every point's range is its figure x its class's factors" +
+          (f"; first miss {bad[0]}" if bad else ""))
+
+
+def check_band(panel, area, xs, lows, highs, what):
+    """The likely range's polygon: the upper edge left to right at the highs, then the lower edge
+    back at the lows, drawn before (under) the total, translucent, with a legend row."""
+    el = series(panel, "likely-range")
+    check(el is not None and el.tag == NS + "polygon", f"{what}: the likely range is a polygon")
+    if el is None:
+        return
+    pts = polyline_points(el)
+    n = len(xs)
+    check(len(pts) == 2 * n, f"{what}: the band has 2 x {n} points (got {len(pts)})")
+    upper, lower = pts[:n], pts[n:][::-1]
+    bad = [(x, want, area.x(px), area.y(py)) for edge, wants in ((upper, highs), (lower, lows))
+           for (px, py), x, want in zip(edge, xs, wants)
+           if not (close(area.x(px), x) and close(area.y(py), want, area.y_tol))]
+    check(not bad, f"{what}: the band's edges invert to likely_high_gb / likely_low_gb within 0.5%" +
+          (f"; first miss {bad[0]}" if bad else ""))
+    check(0 < float(el.get("fill-opacity", "1")) < 1, f"{what}: the band is translucent")
+    order = [e.get("data-series") for e in panel.iter() if e.get("data-series") in ("likely-range", "total")]
+    check(order == ["likely-range", "total"], f"{what}: the band is drawn under the total ({order})")
+    legend = [t.text for g in panel.iter(NS + "g") if g.get("class") == "legend" for t in g.iter(NS + "text")]
+    check(legend.count("likely range") == 1, f"{what}: the legend has one 'likely range' row")
+
+
 def check_marker(panel, area, x, y, what):
     m = [c for c in panel.iter(NS + "circle") if c.get("data-marker") == "request"]
     check(len(m) == 1, f"{what}: one marker for the request")
@@ -160,6 +206,13 @@ def check_case(args, name):
     check_line(p, a, "model-states", xs, [q["model_state_gb"] for q in g], name + " gpus")
     check_line(p, a, "activations", xs, [q["activation_gb"] for q in g], name + " gpus")
     check(series(p, "activations").get("stroke-dasharray") is not None, f"{name}: the activation floor is dashed")
+    check_band(p, a, xs, [q["likely_low_gb"] for q in g], [q["likely_high_gb"] for q in g], name + " gpus")
+    # ZeRO-3 over data parallelism alone: one GPU has nothing to shard over.
+    check_point_ranges(g, "num_gpus", lambda n: n > 1, name + " gpus")
+    at_request = [q for q in g if q["num_gpus"] == prof["num_gpus"]]
+    if at_request:
+        check(at_request[0]["likely_low_gb"] == est["likely_low_gb"] and at_request[0]["likely_high_gb"] == est["likely_high_gb"],
+              f"{name} gpus: the point at the request's count has the answer's range")
     check_hline(p, a, "capacity", capacity, name + " gpus")
     check_marker(p, a, prof["num_gpus"], total, name + " gpus")
     gap = capacity - total
@@ -177,6 +230,8 @@ def check_case(args, name):
     xs = [q["seq_length"] for q in s]
     check_line(p, a, "total", xs, [q["per_gpu_gb"] for q in s], name + " seq")
     check_line(p, a, "activations", xs, [q["activation_gb"] for q in s], name + " seq")
+    check_band(p, a, xs, [q["likely_low_gb"] for q in s], [q["likely_high_gb"] for q in s], name + " seq")
+    check_point_ranges(s, "seq_length", lambda _: prof["num_gpus"] > 1, name + " seq")
     check_hline(p, a, "capacity", capacity, name + " seq")
     check_marker(p, a, prof["seq_length"], total, name + " seq")
 

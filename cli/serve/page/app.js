@@ -240,6 +240,10 @@
     return whole.replace(/\B(?=(\d{3})+$)/g, ',') + (fraction === undefined ? '' : '.' + fraction);
   }
   const gib = (x) => (typeof x === 'number' ? grouped(x, 2) + ' GiB' : '–');
+  // "(likely 48.40–62.10)": per_gpu_total_gb's likely range, to the figure's decimals; nothing
+  // when the answer has none.
+  const likely = (low, high) =>
+    (typeof low === 'number' && typeof high === 'number' ? '(likely ' + grouped(low, 2) + '–' + grouped(high, 2) + ')' : '');
 
   // A field name that may wrap after its underscores (<wbr>), as children for el().
   const breakable = (name) => name.split(/(?<=_)/).flatMap((part, i) => (i ? [el('wbr'), part] : [part]));
@@ -249,6 +253,7 @@
     v.textContent = message;
     v.className = 'verdict error';
     for (const id of ['per-gpu', 'capacity', 'utilization', 'min-gpus', 'global-batch']) $(id).textContent = '–';
+    $('per-gpu-likely').textContent = '';
     for (const id of ['advice', 'breakdown', 'assumptions']) clear($(id));
     $('min-gpus-reason').textContent = '';
   }
@@ -258,6 +263,7 @@
     v.textContent = a.verdict;
     v.className = 'verdict ' + (a.fits ? 'fits' : 'oom');
     $('per-gpu').textContent = gib(a.per_gpu_total_gb);
+    $('per-gpu-likely').textContent = likely(a.likely_low_gb, a.likely_high_gb);
     $('capacity').textContent = gib(a.gpu_capacity_gb);
     $('utilization').textContent = a.utilization_percent + '%';
     $('min-gpus').textContent = a.min_gpus_to_fit === null ? 'none' : grouped(a.min_gpus_to_fit);

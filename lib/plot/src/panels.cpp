@@ -86,7 +86,10 @@ std::string frame() {
          num(kBottom - kTop) + "\" fill=\"none\" stroke=\"#888888\"/>\n";
 }
 
-// One legend row: a swatch ("line", "dashed", "dot", "box") and its text.
+// A band's fill: light enough that the lines and the grid show through it.
+const char* const kBandOpacity = "0.18";
+
+// One legend row: a swatch ("line", "dashed", "dot", "box", "band") and its text.
 class Legend {
  public:
   void add(const std::string& swatch, const std::string& color, const std::string& label) {
@@ -96,6 +99,9 @@ class Legend {
     out_ += "<g class=\"legend-entry\">";
     if (swatch == "dot") {
       out_ += "<circle cx=\"" + num(kLegendX + 12) + "\" cy=\"" + sy + "\" r=\"5\" fill=\"" + color + "\"/>";
+    } else if (swatch == "band") {
+      out_ += "<rect x=\"" + num(kLegendX) + "\" y=\"" + num(y - 6) + "\" width=\"24\" height=\"12\" fill=\"" + color +
+              "\" fill-opacity=\"" + kBandOpacity + "\"/>";
     } else if (swatch == "box") {
       out_ += "<rect x=\"" + num(kLegendX + 2) + "\" y=\"" + num(y - 7) + "\" width=\"20\" height=\"14\" fill=\"" + color +
               "\" stroke=\"#666666\" stroke-width=\"0.5\"/>";
@@ -296,6 +302,17 @@ Label label_of(const std::string& text, bool bold = false) {
   return l;
 }
 
+// The band as a polygon, or nothing when no span has any width (an answer without ranges).
+std::string band(const Band& b, const Mapping& x, const Mapping& y) {
+  const bool empty = std::none_of(b.spans.begin(), b.spans.end(), [](const Span& s) { return s.high > s.low; });
+  if (empty) return "";
+  std::string points;
+  for (const Span& s : b.spans) points += (points.empty() ? "" : " ") + num(x(s.x)) + "," + num(y(s.high));
+  for (auto s = b.spans.rbegin(); s != b.spans.rend(); ++s) points += " " + num(x(s->x)) + "," + num(y(s->low));
+  return "<polygon class=\"band\" data-series=\"" + escape_xml(b.role) + "\" fill=\"" + b.color + "\" fill-opacity=\"" +
+         kBandOpacity + "\" stroke=\"none\" points=\"" + points + "\"/>\n";
+}
+
 std::string rule(const Rule& r, const Mapping& x, const Mapping& y) {
   if (r.vertical) {
     const double px = x(r.at);
@@ -323,6 +340,13 @@ std::string render_panel(const LineChart& c) {
   out += frame();
   Legend legend;
   out += "<g clip-path=\"url(#" + clip + ")\">\n";
+  std::vector<const Band*> drawn_bands;  // in the legend after the lines they surround
+  for (const Band& b : c.bands) {
+    const std::string svg = band(b, x, y);
+    if (svg.empty()) continue;
+    out += svg;
+    drawn_bands.push_back(&b);
+  }
   for (const Line& line : c.lines) {
     out += "<polyline class=\"series\" data-series=\"" + escape_xml(line.role) + "\" fill=\"none\" stroke=\"" + line.color +
            "\" stroke-width=\"2.5\" stroke-linejoin=\"round\"" + dash(line.dashed) + " points=\"";
@@ -333,6 +357,7 @@ std::string render_panel(const LineChart& c) {
     out += "\"/>\n";
     legend.add(line.dashed ? "dashed" : "line", line.color, line.legend);
   }
+  for (const Band* b : drawn_bands) legend.add("band", b->color, b->legend);
   // Labels stay inside the plot box (clear of the ticks, axis labels and legend) and off
   // the reference lines and dots; the markers' labels are placed first.
   Placer placer({kLeft + 1, kTop + 1, kRight - 1, kBottom - 1});

@@ -40,11 +40,12 @@ Axis memory_axis(double top, const std::string& label) {
   return a;
 }
 
-// Tall enough for the capacity and the request's peak; the profile's far end (one GPU,
-// the longest sequence) may run off the top rather than flatten the rest.
+// Tall enough for the capacity and the request's peak with its likely range; the profile's
+// far end (one GPU, the longest sequence) may run off the top rather than flatten the rest.
 Axis per_gpu_axis(const Breakdown& b, double profile_max) {
   const double capacity = gib(b.capacity);
-  const double top = std::max({1.25 * capacity, 1.15 * gib(b.per_gpu_total), 1.05 * std::min(profile_max, 3.0 * capacity)});
+  const double top = std::max({1.25 * capacity, 1.15 * gib(b.per_gpu_total), 1.05 * gib(b.likely_high),
+                               1.05 * std::min(profile_max, 3.0 * capacity)});
   return memory_axis(top, "per-GPU memory (GiB)");
 }
 
@@ -68,6 +69,15 @@ Rule capacity_rule(const Breakdown& b) {
   return r;
 }
 
+// The total's likely range, point by point, in the total's colour.
+Band likely_band() {
+  Band b;
+  b.role = "likely-range";
+  b.legend = "likely range";
+  b.color = kTotalColor;
+  return b;
+}
+
 Line line(const char* role, const std::string& legend, const char* color, bool dashed) {
   Line l;
   l.role = role;
@@ -89,12 +99,14 @@ LineChart gpus_chart(const Response& r) {
   Line floor = line("activations", "activations (floor)", kActivationsColor, true);
   Line states = line("model-states", "model states", kStatesColor, false);
   Line total = line("total", "total per GPU", kTotalColor, false);
+  Band range = likely_band();
   double lo = static_cast<double>(c.num_gpus), hi = lo, profile_max = 0;
   for (const GpuPoint& p : r.mem_vs_gpus) {
     const double n = static_cast<double>(p.num_gpus);
     floor.points.push_back({n, p.activation_gb});
     states.points.push_back({n, p.model_state_gb});
     total.points.push_back({n, p.per_gpu_gb});
+    range.spans.push_back({n, p.likely_low_gb, p.likely_high_gb});
     lo = std::min(lo, n);
     hi = std::max(hi, n);
     profile_max = std::max(profile_max, p.per_gpu_gb);
@@ -102,6 +114,7 @@ LineChart gpus_chart(const Response& r) {
   if (r.min_gpus.gpus > 0) hi = std::max(hi, static_cast<double>(r.min_gpus.gpus));
   chart.x = log_axis(lo, hi, "GPUs in the job (log scale)");
   chart.y = per_gpu_axis(b, profile_max);
+  chart.bands = {range};
   chart.lines = {floor, states, total};
   chart.rules.push_back(capacity_rule(b));
   if (r.min_gpus.gpus > 0 && r.min_gpus.gpus != c.num_gpus) {
@@ -133,17 +146,20 @@ LineChart seq_chart(const Response& r) {
   chart.subtitle = needs_line(c, b);
   Line acts = line("activations", "activations", kActivationsColor, false);
   Line total = line("total", "total per GPU", kTotalColor, false);
+  Band range = likely_band();
   double lo = static_cast<double>(c.seq_length), hi = lo, profile_max = 0;
   for (const SeqPoint& p : r.mem_vs_seq) {
     const double s = static_cast<double>(p.seq_length);
     acts.points.push_back({s, p.activation_gb});
     total.points.push_back({s, p.per_gpu_gb});
+    range.spans.push_back({s, p.likely_low_gb, p.likely_high_gb});
     lo = std::min(lo, s);
     hi = std::max(hi, s);
     profile_max = std::max(profile_max, p.per_gpu_gb);
   }
   chart.x = log_axis(lo, hi, "sequence length (tokens, log scale)");
   chart.y = per_gpu_axis(b, profile_max);
+  chart.bands = {range};
   chart.lines = {acts, total};
   chart.rules.push_back(capacity_rule(b));
   Marker you;

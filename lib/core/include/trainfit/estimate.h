@@ -146,15 +146,19 @@ TRAINFIT_API std::string min_gpus_text(const Config& config, int64_t gpus);
 // How the count is made: "any GPU count up to one 8-GPU node, whole nodes beyond (gpus_per_node=8, the default)".
 TRAINFIT_API std::string min_gpus_rule(const Config& config);
 
+// Each point is its own estimate: its likely range is per_gpu_gb's under that point's class
+// (a count of 1 is unsharded where the request's count is sharded: LikelyRange).
 struct GpuPoint {
   int64_t num_gpus;
   double per_gpu_gb, model_state_gb, activation_gb;
   bool fits;
+  double likely_low_gb = 0, likely_high_gb = 0;
 };
 struct SeqPoint {
   int64_t seq_length;
   double per_gpu_gb, activation_gb;
   bool fits;
+  double likely_low_gb = 0, likely_high_gb = 0;
 };
 
 constexpr int kProfilePoints = 48;

@@ -116,6 +116,11 @@ void breakdown(JsonWriter& w, const Response& r) {
   w.end_object();
 }
 
+// A profile point's likely range, as the top level's likely_low_gb / likely_high_gb.
+void point_range(JsonWriter& w, double low_gb, double high_gb) {
+  w.key("likely_low_gb").decimal4(round_e4(low_gb)).key("likely_high_gb").decimal4(round_e4(high_gb));
+}
+
 void profile(JsonWriter& w, const Response& r) {
   const Breakdown& b = r.breakdown;
   w.key("profile").begin_object();
@@ -123,13 +128,17 @@ void profile(JsonWriter& w, const Response& r) {
   for (const GpuPoint& p : r.mem_vs_gpus) {
     w.begin_object().key("num_gpus").integer(p.num_gpus).key("per_gpu_gb").decimal4(round_e4(p.per_gpu_gb));
     w.key("model_state_gb").decimal4(round_e4(p.model_state_gb)).key("activation_gb").decimal4(round_e4(p.activation_gb));
-    w.key("fits").boolean(p.fits).end_object();
+    w.key("fits").boolean(p.fits);
+    point_range(w, p.likely_low_gb, p.likely_high_gb);
+    w.end_object();
   }
   w.end_array();
   w.key("mem_vs_seq").begin_array();
   for (const SeqPoint& p : r.mem_vs_seq) {
     w.begin_object().key("seq_length").integer(p.seq_length).key("per_gpu_gb").decimal4(round_e4(p.per_gpu_gb));
-    w.key("activation_gb").decimal4(round_e4(p.activation_gb)).key("fits").boolean(p.fits).end_object();
+    w.key("activation_gb").decimal4(round_e4(p.activation_gb)).key("fits").boolean(p.fits);
+    point_range(w, p.likely_low_gb, p.likely_high_gb);
+    w.end_object();
   }
   w.end_array();
   w.key("model_state_gb").decimal4(gib_e4(b.stage.states.total()));

@@ -177,15 +177,26 @@ void read_config(const json& j, Response& r) {
   r.resolved.assumptions = j.at("assumptions").get<std::vector<std::string>>();
 }
 
+// A point's likely range; a service older than the profiles' ranges gives none, and the point
+// figure stands for both ends (an empty range, which the charts leave undrawn).
+template <typename Point>
+void read_point_range(const json& point, Point& p) {
+  p.likely_low_gb = point.contains("likely_low_gb") ? point.at("likely_low_gb").get<double>() : p.per_gpu_gb;
+  p.likely_high_gb = point.contains("likely_high_gb") ? point.at("likely_high_gb").get<double>() : p.per_gpu_gb;
+}
+
 void read_profiles(const json& p, Response& r) {
   for (const json& point : p.at("mem_vs_gpus")) {
-    r.mem_vs_gpus.push_back({integer(point, "num_gpus"), point.at("per_gpu_gb").get<double>(),
-                             point.at("model_state_gb").get<double>(), point.at("activation_gb").get<double>(),
-                             flag(point, "fits")});
+    GpuPoint g{integer(point, "num_gpus"), point.at("per_gpu_gb").get<double>(), point.at("model_state_gb").get<double>(),
+               point.at("activation_gb").get<double>(), flag(point, "fits")};
+    read_point_range(point, g);
+    r.mem_vs_gpus.push_back(g);
   }
   for (const json& point : p.at("mem_vs_seq")) {
-    r.mem_vs_seq.push_back({integer(point, "seq_length"), point.at("per_gpu_gb").get<double>(),
-                            point.at("activation_gb").get<double>(), flag(point, "fits")});
+    SeqPoint s{integer(point, "seq_length"), point.at("per_gpu_gb").get<double>(), point.at("activation_gb").get<double>(),
+               flag(point, "fits")};
+    read_point_range(point, s);
+    r.mem_vs_seq.push_back(s);
   }
 }
 

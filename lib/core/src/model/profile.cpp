@@ -37,7 +37,7 @@ std::vector<GpuPoint> sweep_gpus(const Config& c, int points) {
     x.num_gpus = gpus;
     const Breakdown b = model::estimate_with(x, parts);
     out.push_back({gpus, b.per_gpu_total / kGiB, b.stage.states.total() / kGiB, b.stage.activations.total() / kGiB,
-                   b.fits});
+                   b.fits, b.likely_low / kGiB, b.likely_high / kGiB});
   }
   return out;
 }
@@ -54,7 +54,8 @@ std::vector<SeqPoint> sweep_seq(const Config& c, int points) {
   for (int64_t seq : log_steps(lo, hi, step, points)) {
     x.seq_length = seq;
     const Breakdown b = model::estimate_with(x, parts);
-    out.push_back({seq, b.per_gpu_total / kGiB, b.stage.activations.total() / kGiB, b.fits});
+    out.push_back({seq, b.per_gpu_total / kGiB, b.stage.activations.total() / kGiB, b.fits, b.likely_low / kGiB,
+                   b.likely_high / kGiB});
   }
   return out;
 }

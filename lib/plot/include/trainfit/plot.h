@@ -47,6 +47,18 @@ struct Line {
   bool dashed = false;
 };
 
+// A shaded range between a lower and an upper value at each x (a likely range), drawn behind
+// the lines as one closed polygon: the upper edge left to right, then the lower edge back.
+// A band whose every span is empty (high <= low) is not drawn, nor put in the legend.
+struct Span {
+  double x = 0, low = 0, high = 0;
+};
+struct Band {
+  std::string role, legend;
+  std::vector<Span> spans;  // x increasing
+  std::string color;
+};
+
 // A horizontal (y set) or vertical (x set) reference line across the plot area.
 struct Rule {
   std::string role, legend, label;
@@ -66,6 +78,7 @@ struct LineChart {
   std::string id;  // unique within a page: prefixes the clip path's id
   std::string title, subtitle;
   Axis x, y;
+  std::vector<Band> bands;  // drawn first, under the lines
   std::vector<Line> lines;
   std::vector<Rule> rules;
   std::vector<Marker> markers;
@@ -108,11 +121,12 @@ enum class Chart { kGpus, kSeq, kBudget };
 TRAINFIT_API Result<std::vector<Chart>> parse_charts(const std::string& name, const std::string& field = "chart");
 TRAINFIT_API const char* to_string(Chart chart);
 
-// (1) per-GPU memory vs GPU count (log x): activations dashed, model states, total,
-//     capacity, the request's GPU count marked with its headroom, min_gpus_to_fit.
+// (1) per-GPU memory vs GPU count (log x): activations dashed, model states, total with
+//     its likely range as a band, capacity, the request's GPU count marked with its
+//     headroom, min_gpus_to_fit.
 TRAINFIT_API LineChart gpus_chart(const Response& response);
-// (2) per-GPU memory vs sequence length (log x): total, activations, capacity dashed,
-//     the request's sequence length marked.
+// (2) per-GPU memory vs sequence length (log x): total with its likely range as a band,
+//     activations, capacity dashed, the request's sequence length marked.
 TRAINFIT_API LineChart seq_chart(const Response& response);
 // (3) the per-GPU budget: model states, activations, transients, overheads and the free
 //     (or missing) HBM, as one stacked bar against the capacity.
