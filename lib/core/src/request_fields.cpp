@@ -121,7 +121,7 @@ const std::vector<Row>& rows() {
       {{"gpus_per_node", "gpus-per-node", FieldKind::kInt, "integer >= 1", "GPUs per node (min_gpus_to_fit uses whole nodes beyond one)", FieldGroup::kCluster}, &Request::gpus_per_node},
       // hardware
       {{"gpu", "gpu", FieldKind::kString, "a catalog name (trainfit gpus)", "GPU type; sets the capacity", FieldGroup::kCluster}, &Request::gpu},
-      {{"offload_optimizer", "offload-optimizer", FieldKind::kBool, "true|false", "optimizer states and master weights in host RAM", FieldGroup::kParallelism}, &Request::offload_optimizer},
+      {{"offload_optimizer", "offload-optimizer", FieldKind::kBool, "true|false", "optimizer states, master weights and fp32 gradients in host RAM; under DeepSpeed ZeRO-3 its 16-bit gradient partitions too (the GPU keeps the reduce bucket)", FieldGroup::kParallelism}, &Request::offload_optimizer},
       {{"offload_params", "offload-params", FieldKind::kBool, "true|false", "parameters in host RAM (ZeRO-3/FSDP only)", FieldGroup::kParallelism}, &Request::offload_params},
       {{"runtime_overhead", "runtime-overhead", FieldKind::kBool, "true|false", "count CUDA context, NCCL buffers and allocator reserve", FieldGroup::kCluster}, &Request::runtime_overhead},
       {{"rising_lengths", "rising-lengths", FieldKind::kInt, "integer >= 1", "steps whose lengths rise through N evenly spaced values up to seq_length (a length curriculum): the allocator reserve grows", FieldGroup::kTraining}, &Request::rising_lengths},

@@ -103,7 +103,7 @@ struct Request {
   std::optional<bool> fsdp_mixed_precision;  // FSDP gathers 16-bit parameters (param_dtype=bf16)
   std::optional<std::string> frozen_unit_grads;  // none | sharded | full: FSDP1 gradients of frozen weights
   std::optional<std::string> reduce_bucket_size;  // DeepSpeed ZeRO: elements, or "auto" (hidden^2)
-  std::optional<std::string> allgather_bucket_size;  // DeepSpeed ZeRO-1/2: elements, or "auto"; allocates nothing
+  std::optional<std::string> allgather_bucket_size;  // DeepSpeed ZeRO-1/2: elements; checked, allocates nothing
   std::optional<bool> held_layer_inputs;  // FSDP1 + reentrant checkpoint: layer inputs and their grads kept to the end
   std::optional<int64_t> gpus_per_node;
   // --- hardware ---
