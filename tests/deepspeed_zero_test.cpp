@@ -18,7 +18,8 @@ TEST(DeepSpeedZero3, OffloadOptimizerTakesTheGradientPartitionsToTheHost) {
   // partitions (grad_partitions_flat_buffer, P/N in the bf16 accumulation dtype, engine.py
   // get_data_types) are allocated there. L3031 (estimate_zero3_model_states_mem_needs,
   // cpu_offload without cpu_offload_params): GPU = largest layer + int(2 * P / N), the 16-bit
-  // parameters alone. Host: fp32 master 4 + Adam 8 + fp32 gradients 4 (the optimizer's, L1511)
+  // parameters alone. Host: fp32 master 4 + Adam 8 + fp32 gradients 4 (initialize_optimizer_states
+  // L1060-1064, on self.device)
   // + the 16-bit partitions 2 = 18 bytes per parameter, / N.
   const double n = 8;
   const Breakdown on_gpu = estimate_of(kDs + "num_gpus=8,zero_stage=3");
