@@ -494,6 +494,22 @@ TEST(ConfigDeepSpeed, TheGradientBucketIsRead) {
   EXPECT_NE(bad.error().message.find("accepted: integer from 1 to 1e12, or auto"), std::string::npos) << bad.error().message;
 }
 
+TEST(ConfigDeepSpeed, TheAllGatherBucketIsReadAndChangesNothing) {
+  // ZeRO-1/2 gathers the updated partitions in place (runtime/utils.py all_gather_dp_groups at
+  // v0.16.4): the size is read and checked, and the figure is what it is without it.
+  Result<ConfigFile> f = read_config_file_text(
+      R"({"zero_optimization": {"stage": 2, "allgather_bucket_size": 2e8, "reduce_bucket_size": 5e8}})", "ds.json");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->request.allgather_bucket_size, "200000000");
+  EXPECT_FALSE(lists(f->not_modelled, "zero_optimization.allgather_bucket_size"));
+  Request r = f->request;
+  r.model = "llama3-8b";
+  r.num_gpus = 8;
+  const double with = estimate(resolve(r).value().config).per_gpu_total;
+  r.allgather_bucket_size.reset();
+  EXPECT_DOUBLE_EQ(estimate(resolve(r).value().config).per_gpu_total, with);
+}
+
 TEST(ConfigDeepSpeed, BadConfigs) {
   Error e = read_error(R"({"bf16": {"enabled": true}, "fp16": {"enabled": true}})", "ds.json");
   expect_error(e, ErrorCode::kInconsistent, "fp16.enabled");

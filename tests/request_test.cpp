@@ -104,6 +104,41 @@ TEST(RequestJson, IntegralFloatsAndNullsAreAccepted) {
   EXPECT_TRUE(*r->sequence_parallel);
 }
 
+// DeepSpeed configs write bucket sizes as JSON numbers (500000000, or 5e8, which JSON parses as
+// a float): a whole number is taken as such, a fraction is refused naming the field, the value
+// and what is accepted.
+TEST(RequestJson, BucketSizesTakeWholeNumbers) {
+  for (const char* bucket : {"reduce_bucket_size", "allgather_bucket_size"}) {
+    const std::string key = std::string("\"") + bucket + "\": ";
+    for (const char* value : {"500000000", "5e8", "5.0e8", "\"500000000\"", "\"5e8\""}) {
+      Result<Request> r = request_from_json("{" + key + value + "}");
+      ASSERT_TRUE(r.ok()) << bucket << "=" << value << ": " << r.error().message;
+      const std::optional<std::string>& text =
+          std::string(bucket) == "reduce_bucket_size" ? r->reduce_bucket_size : r->allgather_bucket_size;
+      ASSERT_TRUE(text.has_value());
+      // Resolved: 5e8 elements whichever way it was written.
+      Result<Resolved> resolved = resolve(*request_from_json("{\"model\": \"llama3-8b\", " + key + value + "}"));
+      ASSERT_TRUE(resolved.ok()) << bucket << "=" << value << ": " << resolved.error().message;
+      if (std::string(bucket) == "reduce_bucket_size") EXPECT_DOUBLE_EQ(resolved->config.reduce_bucket_elements, 5e8);
+    }
+    Error e = request_from_json("{" + key + "1.5}").error();
+    expect_mentions(e, ErrorCode::kInvalidValue, bucket, std::string(bucket) + "=1.5 is not valid");
+    expect_mentions(e, ErrorCode::kInvalidValue, bucket, "integer from 1 to 1e12");
+    expect_mentions(request_from_json("{" + key + "1e20}").error(), ErrorCode::kInvalidValue, bucket, "1e+20");
+    expect_mentions(request_from_json("{" + key + "true}").error(), ErrorCode::kInvalidValue, bucket, "whole number");
+    expect_mentions(error_of(std::string("model=llama3-8b,") + bucket + "=2.5"), ErrorCode::kInvalidValue, bucket,
+                    "integer from 1 to 1e12");
+    expect_mentions(error_of(std::string("model=llama3-8b,") + bucket + "=0"), ErrorCode::kInvalidValue, bucket,
+                    "integer from 1 to 1e12");
+  }
+  Result<Resolved> hf = resolve(*request_from_json(R"({"model": "llama3-8b", "reduce_bucket_size": "auto"})"));
+  ASSERT_TRUE(hf.ok());
+  EXPECT_DOUBLE_EQ(hf->config.reduce_bucket_elements, 4096.0 * 4096.0);  // hidden x hidden
+  // transformers and accelerate fill "auto" only for reduce_bucket_size.
+  expect_mentions(error_of("model=llama3-8b,allgather_bucket_size=auto"), ErrorCode::kInvalidValue,
+                  "allgather_bucket_size", "integer from 1 to 1e12");
+}
+
 TEST(Validation, SizesOutOfRange) {
   expect_mentions(error_of("model=llama3-8b,num_gpus=0"), ErrorCode::kInvalidValue, "num_gpus", "integer from 1");
   expect_mentions(error_of("model=llama3-8b,num_gpus=-8"), ErrorCode::kInvalidValue, "num_gpus", "-8");

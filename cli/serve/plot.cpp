@@ -89,6 +89,7 @@ nlohmann::json typed(const FieldSpec& field, const std::string& text) {
       if (text == "false" || text == "0") return false;
       break;
     case FieldKind::kString:
+    case FieldKind::kCount:  // a string either way: request_from_json takes "5e8" and "auto"
       break;
   }
   return text;

@@ -487,10 +487,12 @@ done
 [[ ${min_release[4.45]} != "${min_release[5.2]}" ]] && ok "transformers 4.45 and 5.2 differ (fp32 vs bf16 LoRA base)" \
   || fail "framework releases give the same answer" "${min_release[*]}"
 # --llm-config: a DeepSpeed file read in sbatch, its fields (framework included) carried to
-# job_submit as TRAINFIT_CONFIG; the verdict must equal the CLI's on the same file.
+# job_submit as TRAINFIT_CONFIG; the verdict must equal the CLI's on the same file. Both
+# offloads leave no model state on the GPU (DeepSpeed ZeRO-3: the gradient partitions follow
+# the optimizer to the CPU), so at 4096 tokens the job fits on one GPU: 8192 does not fit.
 ds_config="$here/../fixtures/frameworks/deepspeed_zero3_offload.json"
-min_cfg=$("$trainfit" min-gpus --fit-bound likely_high --config "$ds_config" --model llama3-70b --seq 4096 --gpu h100 --gpus-per-node 64 2>/dev/null)
-out=$(sbatch --gpus=h100:4 --llm-config="$ds_config" --llm-model=llama3-70b --llm-seq=4096 --wrap true 2>&1); rc=$?
+min_cfg=$("$trainfit" min-gpus --fit-bound likely_high --config "$ds_config" --model llama3-70b --seq 8192 --gpu h100 --gpus-per-node 64 2>/dev/null)
+out=$(sbatch --gpus=h100:4 --llm-config="$ds_config" --llm-model=llama3-70b --llm-seq=8192 --wrap true 2>&1); rc=$?
 [[ $rc -eq 1 && $out == *"(deepspeed): ignored (no effect on memory)"* && $out == *"min_gpus_to_fit=$min_cfg"* ]] \
   && ok "--llm-config (DeepSpeed) reaches job_submit: min_gpus_to_fit=$min_cfg as the CLI" || fail "--llm-config" "rc=$rc" "$out"
 # A torchtune YAML: read by trainfit_config_reader.so (yaml-cpp), loaded only now.

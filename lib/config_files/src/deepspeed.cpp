@@ -202,7 +202,11 @@ class DeepSpeedReader {
     if (leaf == "offload_param") return offload(key, value, "offload_params");
     // The gradient bucket (a number, or "auto": hidden x hidden as HF Trainer fills it).
     if (leaf == "reduce_bucket_size") return m_.set(key, "reduce_bucket_size", value.is_number() ? number_text(value) : text_of(value));
-    if (one_of(leaf, {"allgather_bucket_size", "stage3_prefetch_bucket_size",
+    // Read and checked; it allocates nothing (resolve/layout.cpp check_allgather_bucket).
+    if (leaf == "allgather_bucket_size") {
+      return m_.set(key, "allgather_bucket_size", value.is_number() ? number_text(value) : text_of(value));
+    }
+    if (one_of(leaf, {"stage3_prefetch_bucket_size",
                       "stage3_max_live_parameters", "stage3_max_reuse_distance", "stage3_param_persistence_threshold",
                       "sub_group_size", "overlap_comm", "contiguous_gradients", "zero_hpz_partition_size",
                       "zero_quantized_weights", "zero_quantized_gradients", "round_robin_gradients",

@@ -39,7 +39,8 @@ const std::vector<Row>& rows() {
       {{"hidden_dim", "hidden", FieldKind::kInt, "integer >= 1", "hidden size", FieldGroup::kModel}, &Request::hidden_dim},
       {{"precision_bits", "precision-bits", FieldKind::kInt, "8|16|32", "seed precision: 16 = 16-bit weights+grads with fp32 master (fp16-amp), 32 = fp32, 8 = fp8", FieldGroup::kTraining}, &Request::precision_bits},
       {{"zero_stage", "zero", FieldKind::kInt, "0|1|2|3", "ZeRO stage", FieldGroup::kParallelism}, &Request::zero_stage},
-      {{"reduce_bucket_size", "reduce-bucket-size", FieldKind::kString, "integer from 1 to 1e12, or auto", "DeepSpeed ZeRO's gradient bucket in elements (zero_optimization.reduce_bucket_size; default 5e8); auto = hidden x hidden, as HF Trainer and accelerate fill it", FieldGroup::kParallelism}, &Request::reduce_bucket_size},
+      {{"reduce_bucket_size", "reduce-bucket-size", FieldKind::kCount, "integer from 1 to 1e12, or auto", "DeepSpeed ZeRO's gradient bucket in elements (zero_optimization.reduce_bucket_size; default 5e8); auto = hidden x hidden, as HF Trainer and accelerate fill it", FieldGroup::kParallelism}, &Request::reduce_bucket_size},
+      {{"allgather_bucket_size", "allgather-bucket-size", FieldKind::kCount, "integer from 1 to 1e12", "DeepSpeed ZeRO-1/2's all-gather of the updated partitions, in elements (zero_optimization.allgather_bucket_size; default 5e8): accepted, does not change the figure (DeepSpeed v0.16.4 gathers into its flat 16-bit buffer in place)", FieldGroup::kParallelism}, &Request::allgather_bucket_size},
       {{"grad_ckpt", "grad-ckpt", FieldKind::kInt, "0|1", "activation checkpointing (1 = full recompute)", FieldGroup::kTraining}, &Request::grad_ckpt},
       // geometry
       {{"model", "model", FieldKind::kString, "a catalog name or Hugging Face Hub id, ORG/NAME (trainfit models)", "model preset; fills the geometry", FieldGroup::kModel}, &Request::model},
@@ -121,7 +122,7 @@ const std::vector<Row>& rows() {
       {{"fit_bound", "fit-bound", FieldKind::kString, "point|likely_high|likely_low", "the figure a fit (and min_gpus_to_fit) is judged on: the prediction, or an end of its likely range (default point)", FieldGroup::kCluster}, &Request::fit_bound},
       // hardware
       {{"gpu", "gpu", FieldKind::kString, "a catalog name (trainfit gpus)", "GPU type; sets the capacity", FieldGroup::kCluster}, &Request::gpu},
-      {{"offload_optimizer", "offload-optimizer", FieldKind::kBool, "true|false", "optimizer states and master weights in host RAM", FieldGroup::kParallelism}, &Request::offload_optimizer},
+      {{"offload_optimizer", "offload-optimizer", FieldKind::kBool, "true|false", "optimizer states, master weights and fp32 gradients in host RAM; under DeepSpeed ZeRO-3 its 16-bit gradient partitions too (the GPU keeps the reduce bucket)", FieldGroup::kParallelism}, &Request::offload_optimizer},
       {{"offload_params", "offload-params", FieldKind::kBool, "true|false", "parameters in host RAM (ZeRO-3/FSDP only)", FieldGroup::kParallelism}, &Request::offload_params},
       {{"runtime_overhead", "runtime-overhead", FieldKind::kBool, "true|false", "count CUDA context, NCCL buffers and allocator reserve", FieldGroup::kCluster}, &Request::runtime_overhead},
       {{"rising_lengths", "rising-lengths", FieldKind::kInt, "integer >= 1", "steps whose lengths rise through N evenly spaced values up to seq_length (a length curriculum): the allocator reserve grows", FieldGroup::kTraining}, &Request::rising_lengths},
@@ -213,6 +214,7 @@ Result<bool> set_field_from_text(Request& request, const std::string& key, const
       return true;
     }
     case FieldKind::kString:
+    case FieldKind::kCount:  // kept as text; resolve reads the number or the word
       if (text.empty()) return bad(spec.accepted);
       if (text.size() > kMaxStringFieldBytes) {
         return bad("at most " + std::to_string(kMaxStringFieldBytes) + " bytes (" + spec.accepted + ")");

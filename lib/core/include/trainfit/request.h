@@ -103,6 +103,7 @@ struct Request {
   std::optional<bool> fsdp_mixed_precision;  // FSDP gathers 16-bit parameters (param_dtype=bf16)
   std::optional<std::string> frozen_unit_grads;  // none | sharded | full: FSDP1 gradients of frozen weights
   std::optional<std::string> reduce_bucket_size;  // DeepSpeed ZeRO: elements, or "auto" (hidden^2)
+  std::optional<std::string> allgather_bucket_size;  // DeepSpeed ZeRO-1/2: elements; checked, allocates nothing
   std::optional<bool> held_layer_inputs;  // FSDP1 + reentrant checkpoint: layer inputs and their grads kept to the end
   std::optional<int64_t> gpus_per_node;
   // --- hardware ---
@@ -114,7 +115,10 @@ struct Request {
   std::optional<int64_t> rising_lengths;     // steps whose lengths rise through N values up to seq_length
 };
 
-enum class FieldKind { kInt, kNumber, kBool, kString };
+// kCount: a whole number or a word, kept as text (reduce_bucket_size: 5e8 or auto). JSON
+// gives it as a string, an integer or a float that is a whole number (DeepSpeed configs
+// write 5e8, which JSON parses as a float).
+enum class FieldKind { kInt, kNumber, kBool, kString, kCount };
 // Where a field belongs in help and the man page: what is trained, how, how it is split
 // over the GPUs, and on what.
 enum class FieldGroup { kModel, kTraining, kAdapters, kParallelism, kCluster };

@@ -13,16 +13,22 @@ namespace {
 
 using nlohmann::json;
 
+// A JSON number that is a whole number (8, 8.0, 5e8) as integer text; nothing for 8.5,
+// NaN or beyond what a double holds exactly (2^53).
+std::optional<std::string> whole_number_text(const json& value) {
+  if (value.is_number_integer()) return std::to_string(value.get<int64_t>());
+  if (value.is_number_float()) {
+    const double v = value.get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) return std::to_string(static_cast<int64_t>(v));
+  }
+  return std::nullopt;
+}
+
 // The value as the text set_field_from_text takes; nothing when its JSON type is not the kind's.
 std::optional<std::string> as_text(const json& value, FieldKind kind) {
   switch (kind) {
     case FieldKind::kInt:
-      if (value.is_number_integer()) return std::to_string(value.get<int64_t>());
-      // 8.0 is an integer written as a float; 8.5 is not.
-      if (value.is_number_float() && std::isfinite(value.get<double>()) &&
-          value.get<double>() == std::floor(value.get<double>()) && std::fabs(value.get<double>()) < 9e15) {
-        return std::to_string(static_cast<int64_t>(value.get<double>()));
-      }
+      if (value.is_number()) return whole_number_text(value);
       break;
     case FieldKind::kNumber:
       if (value.is_number()) return value.dump();
@@ -36,6 +42,10 @@ std::optional<std::string> as_text(const json& value, FieldKind kind) {
     case FieldKind::kString:
       if (value.is_string()) return value.get<std::string>();
       break;
+    case FieldKind::kCount:
+      if (value.is_string()) return value.get<std::string>();
+      if (value.is_number()) return whole_number_text(value);
+      break;
   }
   return std::nullopt;
 }
@@ -46,6 +56,7 @@ const char* kind_name(FieldKind kind) {
     case FieldKind::kNumber: return "a number";
     case FieldKind::kBool: return "a boolean";
     case FieldKind::kString: return "a string";
+    case FieldKind::kCount: return "a whole number or a string";
   }
   return "?";
 }

@@ -131,6 +131,8 @@ inline bool shifts_logits(const Config& c) { return c.logits_shift_copy; }
 inline bool ddp_reduces(const Config& c) { return c.zero_stage == 0 || c.sharding == Sharding::kZeroRedundancy; }
 // DeepSpeed ZeRO-3's gradient bucket, allocated with the optimizer and kept (transients.cpp).
 inline bool zero3_ipg_bucket(const Config& c) { return c.zero_stage == 3 && c.sharding == Sharding::kZero; }
+// DeepSpeed ZeRO-3's gradient partitions live where its optimizer steps (stage3.py self.device).
+inline bool zero3_grads_follow_optimizer(const Config& c) { return zero3_ipg_bucket(c) && c.offload_optimizer; }
 // Divisor of tensors in the "replicated" region: sequence parallelism splits them by t.
 inline double sp_divisor(const Config& c) { return c.sp ? static_cast<double>(c.tp) : 1.0; }
 // Tensor parallelism through torch DTensor plans (torchtitan): loss parallel, and the LM head's

@@ -124,6 +124,16 @@ ModelStates gpu_states(const Config& c, const StageParams& p, double* host) {
     *host += s.master + s.optimizer + fp32_grads;
     s.master = 0;
     s.optimizer = 0;
+    if (zero3_grads_follow_optimizer(c)) {
+      // DeepSpeed ZeRO-3 puts its gradient partitions (grad_partitions_flat_buffer, P/N in the
+      // gradient-accumulation dtype: the model's 16 bits unless grad_accum_dtype says fp32) on
+      // self.device, the CPU under offload_optimizer: the GPU keeps only the IPG bucket
+      // (deepspeed/runtime/zero/stage3.py at v0.16.4, e2dc3eeb19, L261 and L536-557;
+      // estimate_zero3_model_states_mem_needs L3031: optimizer offload = LL + 2P/N, the
+      // 16-bit parameters alone).
+      *host += s.grads;
+      s.grads = 0;
+    }
   }
   if (c.offload_params) {  // ZeRO-Infinity / FSDP CPUOffload: sharded params in host RAM
     const double resident = c.adapter != Adapter::kNone ? nf4_quant_state_bytes(c, p) : 0.0;

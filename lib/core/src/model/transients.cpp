@@ -235,17 +235,31 @@ double comm_buckets(const Config& c, const StageParams& p, const StateBytes& b, 
   if (zero3_ipg_bucket(c)) {
     // ZeRO-3 with contiguous_gradients (the default) allocates its IPG bucket when the optimizer
     // is built and keeps it: reduce_bucket_size (default 5e8) elements in the model's dtype,
-    // whatever the trainable size (deepspeed/runtime/zero/stage3.py v0.14.0,
+    // whatever the trainable size, on the GPU with or without offload_optimizer
+    // (deepspeed/runtime/zero/stage3.py at v0.16.4, e2dc3eeb19, L536-540
     // __ipg_bucket_flat_buffer; zero/config.py reduce_bucket_size).
     x.comm_buckets = c.reduce_bucket_elements * (c.precision == Precision::kFp32 ? 4.0 : 2.0);
   }
   double allgather_bucket = 0;
-  if (data_parallel && c.sharding == Sharding::kZero && (c.zero_stage == 1 || c.zero_stage == 2)) {
-    // DeepSpeed defaults reduce_bucket_size = allgather_bucket_size = 5e8 elements
-    // (deepspeed/runtime/zero/config.py), capped by the model's own size.
-    const double all = p.dense + p.experts;
-    x.comm_buckets = std::min(c.reduce_bucket_elements, all) * b.grad;
-    allgather_bucket = std::min(5e8, all) * b.weight;
+  const bool zero12 = c.sharding == Sharding::kZero && (c.zero_stage == 1 || c.zero_stage == 2);
+  if (zero12 && c.framework == Framework::kMegatron) {
+    // Megatron's distributed optimizer (zero_stage 1): the terms it had before DeepSpeed's were
+    // read from source, kept as they were until Megatron's own buffers are (issue 35).
+    if (data_parallel) {
+      const double all = p.dense + p.experts;
+      x.comm_buckets = std::min(c.reduce_bucket_elements, all) * b.grad;
+      allgather_bucket = std::min(5e8, all) * b.weight;
+    }
+  } else if (zero12) {
+    // DeepSpeed ZeRO-1/2 with contiguous_gradients (the default): backward() allocates the IPG
+    // bucket, reduce_bucket_size elements in the dtype of the parameters it trains, at any world
+    // size, and independent_gradient_partition_epilogue releases it after backward
+    // (deepspeed/runtime/zero/stage_1_and_2.py at v0.16.4, e2dc3eeb19, L2048-2061 and L677-680,
+    // L802). overlap_comm (default off below ZeRO-3, zero/config.py) would add a second one.
+    // After the step the updated partitions are gathered in place: allgather_bucket_size
+    // allocates nothing (runtime/utils.py all_gather_dp_groups).
+    const double dtype = c.adapter != Adapter::kNone ? c.adapter_bytes : b.weight;
+    x.comm_buckets = c.reduce_bucket_elements * dtype;
   }
   return allgather_bucket;
 }

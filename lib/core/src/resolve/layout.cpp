@@ -1,5 +1,7 @@
 // Resolve step 3: the layout — parallelism, sharding and the hardware — and the
 // divisibility rules that min-GPU search and sweeps re-check as they vary num_gpus.
+#include <cmath>
+
 #include "choices.h"
 #include "enum_names.h"
 #include "steps.h"
@@ -40,18 +42,42 @@ Result<bool> resolve_held_layer_inputs(const Request& r, Config& c, Notes& notes
   return true;
 }
 
+// A DeepSpeed bucket size in elements: an integer from 1 to 1e12, written as DeepSpeed
+// configs write it (500000000, 5e8); "auto" where allowed.
+constexpr double kMaxBucketElements = 1e12;
+
+bool bucket_elements(const std::string& v, double* out) {
+  int64_t n = 0;
+  double x = 0;
+  if (parse_int(v, &n)) x = static_cast<double>(n);
+  else if (!parse_number(v, &x) || x != std::floor(x)) return false;
+  if (x < 1 || x > kMaxBucketElements) return false;
+  *out = x;
+  return true;
+}
+
 // DeepSpeed's gradient bucket: elements, or "auto", which transformers (integrations/deepspeed.py
 // trainer_config_finalize) and accelerate (_prepare_deepspeed) fill with hidden_size^2.
 Result<bool> resolve_reduce_bucket(const Request& r, Config& c) {
   if (!r.reduce_bucket_size) return true;
   const std::string& v = *r.reduce_bucket_size;
-  int64_t n = 0;
   if (v == "auto") {
     c.reduce_bucket_elements = static_cast<double>(c.geo.hidden) * static_cast<double>(c.geo.hidden);
-  } else if (parse_int(v, &n) && n >= 1 && n <= int64_t{1000000000000}) {
-    c.reduce_bucket_elements = static_cast<double>(n);
-  } else {
+  } else if (!bucket_elements(v, &c.reduce_bucket_elements)) {
     return invalid("reduce_bucket_size", v, "integer from 1 to 1e12, or auto");
+  }
+  return true;
+}
+
+// allgather_bucket_size is checked and changes nothing: ZeRO-1/2 gathers the updated 16-bit
+// partitions with all_gather_into_tensor straight into its flat buffer, allocating nothing
+// (deepspeed/runtime/utils.py all_gather_dp_groups at v0.16.4, e2dc3eeb19; the bucketed path,
+// for torch without all_gather_into_tensor, gathers into views of that buffer too). transformers
+// and accelerate fill "auto" only for reduce_bucket_size, so "auto" is not accepted here.
+Result<bool> check_allgather_bucket(const Request& r) {
+  double elements = 0;
+  if (r.allgather_bucket_size && !bucket_elements(*r.allgather_bucket_size, &elements)) {
+    return invalid("allgather_bucket_size", *r.allgather_bucket_size, "integer from 1 to 1e12");
   }
   return true;
 }
@@ -96,6 +122,8 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   if (!held) return held;
   Result<bool> bucket = resolve_reduce_bucket(r, c);
   if (!bucket) return bucket;
+  Result<bool> allgather = check_allgather_bucket(r);
+  if (!allgather) return allgather;
   if (c.gpus_per_node == 0) {
     c.gpus_per_node = kDefaultGpusPerNode;
     c.gpus_per_node_assumed = true;
