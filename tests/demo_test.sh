@@ -14,9 +14,12 @@ out=$(TRAINFIT_DEMO_BUILD=$build timeout 300 bash "$here/../scripts/demo.sh" 2>&
 accepted=$(grep -A3 -- '--llm-model=llama3-8b' <<<"$out")
 [[ $accepted == *"trainfit: fits: llama3-8b at seq 4096"* && $accepted == *"Submitted batch job"* ]] \
   && ok "the accepted job shows slurmctld's verdict (--llm-check)" || fail "accepted job" "$accepted"
-grep -q "sbatch: error: trainfit: llama3-70b at seq 8192 needs .*min_gpus_to_fit=22" <<<"$out" \
-  && ok "the rejected job names min_gpus_to_fit (22 on the demo's 64-GPU node)" || fail "rejected job" "$out"
-grep -q "resized from 8 to 22 x H100" <<<"$out" && ok "the resized job says its new size" || fail "resized job" "$out"
+# The gate's count: the likely range's high end on the demo's 64-GPU node (resize_to = high), from the CLI.
+want=$("$build/cli/trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full \
+       --gpu h100 --gpus-per-node 64 2>/dev/null)
+grep -q "sbatch: error: trainfit: llama3-70b at seq 8192 needs .*min_gpus_to_fit=$want for the likely high end" <<<"$out" \
+  && ok "the rejected job names min_gpus_to_fit ($want on the demo's 64-GPU node)" || fail "rejected job" "$out"
+grep -q "resized from 8 to $want x H100" <<<"$out" && ok "the resized job says its new size" || fail "resized job" "$out"
 report=$(sed -n '/ report --audit /,$p' <<<"$out")
 [[ $report == *llama3-70b* && $report == *llama3-8b* && $report == *reject* ]] && ok "it ends with trainfit report over the audit log" || fail "report at the end" "$report"
 dir=$(sed -n 's/^== working in \(.*\) (removed at exit)$/\1/p' <<<"$out")

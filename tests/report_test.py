@@ -147,6 +147,10 @@ def counts(rs):
     c["records"] = len(rs)
     c["checked"] = sum(c[a] for a in ["accept", "warn", "reject", "resize"])
     c["oom"] = sum(1 for r in rs if r.get("reason") == "too_few_gpus" and r["action"] in ("reject", "warn"))
+    # The range straddles the usable HBM: low <= capacity < high (docs/report.md).
+    c["uncertain"] = sum(1 for r in rs if r["action"] in ("accept", "warn", "reject", "resize")
+                         and r.get("likely_high_gb") and r.get("capacity_gb") is not None
+                         and r["likely_low_gb"] <= r["capacity_gb"] < r["likely_high_gb"])
     return c
 
 

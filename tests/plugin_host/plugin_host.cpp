@@ -74,7 +74,8 @@ std::string run_cli(const std::string& args, int* status) {
 
 long cli_min_gpus(const std::string& args) {
   int status = 0;
-  const std::string out = run_cli("min-gpus " + args, &status);
+  // The gate finds min_gpus_to_fit for the likely range's high end (resize_to = high, the default).
+  const std::string out = run_cli("min-gpus --fit-bound likely_high " + args, &status);
   return status == 0 ? std::strtol(out.c_str(), nullptr, 10) : -1;
 }
 
