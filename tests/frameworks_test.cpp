@@ -34,6 +34,26 @@ TEST(Frameworks, PrecisionWordsMeanWhatTheFrameworkMeans) {
   EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=litgpt,precision=bf16-mixed").bytes_per_param, 16.0);
 }
 
+// Every word Lightning accepts for 16- and 32-bit training (lightning/fabric/plugins/precision/
+// precision.py, 2.x: _PRECISION_INPUT_STR and the aliases "16" -> "16-mixed", "32" -> "32-true"),
+// as written, with the bytes its plugin keeps per parameter: MixedPrecision autocasts over fp32
+// parameters (4 + 4 grads + 8 moments = 16), HalfPrecision casts the model (2 + 2 + 4 = 8),
+// 32-true is fp32 throughout (16).
+TEST(Frameworks, LightningPrecisionWordsAsWritten) {
+  for (const char* framework : {"litgpt", "generic"}) {
+    const std::string base = kLlama8b + ",framework=" + framework + ",precision=";
+    EXPECT_DOUBLE_EQ(estimate_of(base + "16-mixed").bytes_per_param, 16.0) << framework;
+    EXPECT_DOUBLE_EQ(estimate_of(base + "16-true").bytes_per_param, 8.0) << framework;
+    EXPECT_DOUBLE_EQ(estimate_of(base + "32-true").bytes_per_param, 16.0) << framework;
+    // fp16 autocast saves 2-byte activations as bf16 autocast does: the same step.
+    EXPECT_DOUBLE_EQ(estimate_of(base + "16-mixed").per_gpu_total, estimate_of(base + "bf16-mixed").per_gpu_total);
+  }
+  const std::string lit = kLlama8b + ",framework=litgpt,precision=";
+  EXPECT_DOUBLE_EQ(estimate_of(lit + "16").per_gpu_total, estimate_of(lit + "16-mixed").per_gpu_total);
+  EXPECT_DOUBLE_EQ(estimate_of(lit + "32").per_gpu_total, estimate_of(lit + "32-true").per_gpu_total);
+  EXPECT_DOUBLE_EQ(estimate_of(lit + "32").per_gpu_total, estimate_of(kLlama8b + ",precision=fp32").per_gpu_total);
+}
+
 TEST(Frameworks, ExplicitFieldsWinOverPresets) {
   const Config c = config_of(kLlama8b + ",framework=torchtune,loss=standard,optimizer_impl=foreach,recompute=none");
   EXPECT_EQ(c.loss, Loss::kStandard);

@@ -73,7 +73,7 @@ const std::vector<Row>& rows() {
       {{"framework", "framework", FieldKind::kString, "generic|hf|deepspeed|torchtune|torchtitan|megatron|litgpt|custom", "training framework: its words (precision, recompute) mean what they mean there, and its defaults fill the rest", FieldGroup::kTraining}, &Request::framework},
       {{"framework_version", "framework-version", FieldKind::kString, "a release number, e.g. 4.45 or 5.2 (hf: transformers)", "the framework release whose conventions apply (default: the newest modelled)", FieldGroup::kTraining}, &Request::framework_version},
       // numerics
-      {{"precision", "precision", FieldKind::kString, "fp32|bf16|bf16-amp|fp16-amp|fp8, or the framework's word (bf16-mixed, bf16-true, fp16)", "numerics regime", FieldGroup::kTraining}, &Request::precision},
+      {{"precision", "precision", FieldKind::kString, "fp32|bf16|bf16-amp|fp16-amp|fp8, or the framework's word (Lightning's bf16-mixed, bf16-true, 16-mixed, 16-true, 32-true; fp16; litgpt also 16 and 32)", "numerics regime", FieldGroup::kTraining}, &Request::precision},
       {{"optimizer", "optimizer", FieldKind::kString, "adamw|adamw-8bit|sgd|adafactor|lion", "optimizer", FieldGroup::kTraining}, &Request::optimizer},
       {{"optimizer_impl", "optimizer-impl", FieldKind::kString, "foreach|fused|loop", "optimizer implementation: foreach (PyTorch's CUDA default), fused, or the single-tensor loop (CPU default)", FieldGroup::kTraining}, &Request::optimizer_impl},
       {{"fp32_grads", "fp32-grads", FieldKind::kBool, "true|false", "fp32 gradient buffers (Megatron main_grad / DeepSpeed): 18 B/param AMP Adam", FieldGroup::kTraining}, &Request::fp32_grads},

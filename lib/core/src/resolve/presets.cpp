@@ -31,6 +31,10 @@ const std::vector<Meaning>& precision_words(Framework f) {
       {"bf16-mixed", "bf16-amp", std::nullopt, "Lightning's name for autocast over fp32 parameters", "bf16 mixed (autocast over fp32 weights)"},
       {"bf16-true", "bf16", std::nullopt, "Lightning's name for a pure-bf16 model", "bf16 (pure bf16)"},
       {"fp16", "fp16-amp", std::nullopt, "16-bit weights and grads with an fp32 master (ZeRO paper)", "fp16 mixed (fp16 weights, fp32 master)"},
+      // Lightning's other words (lightning/fabric/plugins/precision/precision.py, 2.x: _PRECISION_INPUT_STR).
+      {"16-mixed", "bf16-amp", std::nullopt, "Lightning MixedPrecision('16-mixed'): fp16 autocast over fp32 parameters", "fp16 mixed (autocast over fp32 weights)"},
+      {"16-true", "bf16", std::nullopt, "Lightning HalfPrecision('16-true'): whole model fp16", "fp16 (pure fp16)"},
+      {"32-true", "fp32", std::nullopt, "Lightning: fp32", "fp32"},
   };
   static const std::vector<Meaning> hf = {
       {"bf16", "bf16-amp", std::nullopt, "accelerate prepare_model: torch.autocast(bf16) over fp32 parameters", "bf16 mixed (autocast over fp32 weights)"},
@@ -69,6 +73,11 @@ const std::vector<Meaning>& precision_words(Framework f) {
       {"bf16-mixed", "bf16-amp", std::nullopt, "Lightning MixedPrecision: autocast over fp32 parameters", "bf16 mixed (autocast over fp32 weights)"},
       {"bf16-true", "bf16", std::nullopt, "lightning/fabric/plugins/precision/half.py HalfPrecision: whole model bf16", "bf16 (pure bf16)"},
       {"32-true", "fp32", std::nullopt, "Lightning: fp32", "fp32"},
+      // precision.py _PRECISION_INPUT_STR_ALIAS_CONVERSION: "16" -> "16-mixed", "32" -> "32-true".
+      {"16-mixed", "bf16-amp", std::nullopt, "Lightning MixedPrecision('16-mixed'): fp16 autocast over fp32 parameters + GradScaler", "fp16 mixed (autocast over fp32 weights)"},
+      {"16", "bf16-amp", std::nullopt, "Lightning: '16' is 16-mixed (precision.py _PRECISION_INPUT_STR_ALIAS_CONVERSION)", "fp16 mixed (autocast over fp32 weights)"},
+      {"16-true", "bf16", std::nullopt, "lightning/fabric/plugins/precision/half.py HalfPrecision: whole model fp16", "fp16 (pure fp16)"},
+      {"32", "fp32", std::nullopt, "Lightning: '32' is 32-true (precision.py _PRECISION_INPUT_STR_ALIAS_CONVERSION)", "fp32"},
   };
   switch (f) {
     case Framework::kHf: return hf;
