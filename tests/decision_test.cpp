@@ -66,7 +66,7 @@ TEST(Decision, TheCliAndADefaultPolicyCountNodesAlike) {
 // GRES of its nodes: judged as gpus_per_node x nodes, never resized.
 TEST(Decision, WholeNodeJobsHoldTheirNodesGpus) {
   Policy policy = parse_policy("gpus_per_node = 8\npartition.strict.require_annotation = true\n"
-                               "partition.strict.action = resize").value();
+                               "partition.strict.action = resize\nrefuse_when = likely").value();  // the point figure
   policy.whole_node_partitions.insert("whole");
   Job plain = job_of("model=llama3-8b", "", "strict");
   plain.annotation = Annotation{};

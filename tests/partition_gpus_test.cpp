@@ -55,7 +55,7 @@ constexpr const char* kJob = "model=llama3-8b seq=4096 zero=3";
 TEST(PartitionGpus, UntypedGpusAreTheNodesGpus) {
   ASSERT_TRUE(estimated(kJob, "h100", 8).breakdown.fits);
   ASSERT_FALSE(estimated(kJob, "a100-40gb", 8).breakdown.fits);
-  const AssembledPolicy a = assembled("gpus_per_node = 8\n", kNodes);
+  const AssembledPolicy a = assembled("gpus_per_node = 8\nrefuse_when = likely\n", kNodes);  // judged on the point figure
   const Decision on_a100 = decide(a.policy, annotated(kJob, "gres:gpu:8", "aonly"));
   EXPECT_EQ(on_a100.verdict, Verdict::kReject) << on_a100.message;
   EXPECT_EQ(on_a100.gpu, "a100-40gb");
@@ -109,7 +109,7 @@ TEST(PartitionGpus, ResizeCountsGpuNodesOnly) {
   const int64_t need = estimated(big, "h100", 8).min_gpus.gpus;
   ASSERT_GT(need, 16) << "the test needs a job that needs more than 16 GPUs";
   ASSERT_LE(need, 32);
-  const AssembledPolicy a = assembled("action = resize\ngpus_per_node = 8\nresize_max_gpus = 64\n", kNodes);
+  const AssembledPolicy a = assembled("action = resize\ngpus_per_node = 8\nresize_max_gpus = 64\nrefuse_when = likely\n", kNodes);
   const Decision d = decide(a.policy, annotated(big, "gres:gpu:h100:8", "mixed"));
   EXPECT_EQ(d.verdict, Verdict::kReject) << d.message;
   EXPECT_NE(d.message.find("partition mixed has 2 GPU nodes with h100 (16 GPUs)"), std::string::npos) << d.message;

@@ -89,11 +89,18 @@ def test_partition():
                 continue
             cell = ["--model", "llama3-70b", "--gpu", "h100", "--seq", str(row["seq_length"]), "--recompute", "full", *COMMON,
                     "--gpus-per-node", str(per_node)]
-            # The partition's layout: any count up to one node, whole nodes beyond.
+            # The partition's layout: any count up to one node, whole nodes beyond; the figure its
+            # resize_to names (high, the default: the likely range's high end), as job_submit finds it.
             counts = list(range(1, per_node + 1)) + list(range(2 * per_node, n + per_node, per_node))
-            first = next((c for c in counts if estimate(*cell, "--gpus", str(c))["per_gpu_total_gb"] <= cap), None)
+            first = next((c for c in counts if estimate(*cell, "--gpus", str(c))["likely_high_gb"] <= cap), None)
             check(first == n, f"partition {label} seq {row['seq_length']}: the first count fitting under {cap} GiB is {first}, "
                               f"policy says {n}")
+            # The uncertain band (refuse_when = certain, the default): from the first count whose range's
+            # low end fits to the count before the high end's; job_submit warns there.
+            runs = next((c for c in counts if estimate(*cell, "--gpus", str(c))["likely_low_gb"] <= cap), None)
+            want = {"from": runs, "to": n - 1} if runs is not None and runs < n else None
+            check(row.get("uncertain_gpus") == want,
+                  f"partition {label} seq {row['seq_length']}: uncertain_gpus {row.get('uncertain_gpus')}, brute force {want}")
     plain = json.loads(run("policy", "--models", "llama3-70b", "--gpu-types", "h100", "--seqs", "8192", "--recompute", "full",
                            *COMMON, "--format", "json").stdout)["rows"][0]
     tight = json.loads(run("policy", "--models", "llama3-70b", "--gpu-types", "hopper", "--seqs", "8192", "--recompute", "full",

@@ -54,7 +54,7 @@ TEST_F(SlurmConfInclude, UntypedGpusAreJudgedOnIncludedNodes) {
   const std::string main = write("slurm.conf", "NodeName=h[1-2] Gres=gpu:h100:8\nInclude " + dir_ +
                                                    "/nodes.conf\nPartitionName=all Nodes=ALL\n");
   write("nodes.conf", "NodeName=a[1-4] Gres=gpu:a100-40gb:8\n");
-  Result<AssembledPolicy> a = assemble_policy("gpus_per_node = 8\n", slurm_conf_text(main),
+  Result<AssembledPolicy> a = assemble_policy("gpus_per_node = 8\nrefuse_when = likely\n", slurm_conf_text(main),
                                               [](const std::string&) -> std::optional<uint32_t> { return std::nullopt; });
   ASSERT_TRUE(a.ok());
   Job job;

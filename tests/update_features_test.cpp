@@ -16,7 +16,7 @@ namespace {
 std::optional<uint32_t> no_users(const std::string&) { return std::nullopt; }
 
 Policy assembled(const std::string& slurm_conf) {
-  Result<AssembledPolicy> a = assemble_policy("gpus_per_node = 8\n", Result<std::string>(slurm_conf), no_users);
+  Result<AssembledPolicy> a = assemble_policy("gpus_per_node = 8\nrefuse_when = likely\n", Result<std::string>(slurm_conf), no_users);  // the point figure
   EXPECT_TRUE(a.ok()) << (a.ok() ? "" : a.error().message);
   return a.ok() ? std::move(a).value().policy : Policy{};
 }

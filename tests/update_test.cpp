@@ -77,7 +77,7 @@ TEST(Update, ARestatedAnnotationIsJudgedInThePartitionItNames) {
   const int64_t on_h100 = cli_min_gpus(spec + " gpu=h100"), on_a100 = cli_min_gpus(spec + " gpu=a100-40gb");
   ASSERT_LE(on_h100, 3);  // the premise: 3 GPUs are enough on H100, not on A100 40GB
   ASSERT_GT(on_a100, 3);
-  const Policy policy = parse_policy("partition.aonly.default_gpu = a100-40gb").value();
+  const Policy policy = parse_policy("partition.aonly.default_gpu = a100-40gb\nrefuse_when = likely").value();  // the point figure
   Update u;  // scontrol update job=9 Comment="trainfit: ..." TresPerJob=gres:gpu:3
   u.job_id = "9";
   ASSERT_TRUE(annotation_from_comment("trainfit: " + spec, &u.job.annotation).ok());

@@ -245,4 +245,7 @@ sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slu
 chmod -R a+rX "$dir"
 grep -q "no-trainfit.conf not found; using the built-in defaults" "$dir/log/slurmctld.log" && ok "slurmctld runs on the built-in defaults" || fail "defaults" "$(grep trainfit "$dir/log/slurmctld.log" | tail -3)"
 want="on 8 x A100-40GB"
-each "built-in defaults: no -p --gpus=8 ($tight_job): judged on the A100 40GB nodes, refused" refused_with "$tight_job" --gpus=8
+# The built-in defaults refuse only past the likely range's low end (refuse_when = certain): a job
+# well past 8 x A100 40GB even at its range's low end.
+over_job="model=llama3-8b zero=3 seq=16384"
+each "built-in defaults: no -p --gpus=8 ($over_job): judged on the A100 40GB nodes, refused" refused_with "$over_job" --gpus=8
