@@ -49,7 +49,7 @@ field() { scontrol show job -o "$2" 2>/dev/null | grep -o "\b$1=[^ ]*" | head -1
 
 # ---- Expectations from the CLI ----
 big=(--llm-model=llama3-70b --llm-seq=8192 --llm-zero=3 --llm-recompute=full)
-min64=$("$trainfit" min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
+min64=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
 small_fits=$("$trainfit" estimate --model llama3-8b --zero 3 --gpu h100 --gpus 8 2>&1 | tail -1)
 [[ $min64 =~ ^[0-9]+$ && $min64 -gt 8 && $min64 -le 64 && $small_fits == FITS* ]] && ok "CLI: llama3-70b needs $min64 > 8 H100s; llama3-8b ZeRO-3 fits on 8" \
   || fail "CLI expectations" "min64=$min64" "$small_fits"
