@@ -146,8 +146,8 @@ void print_band(const admission::Policy& policy) {
               << ": " << band.error().message << ")\n";
     return;
   }
-  std::cout << policy.audit_log << ": " << band->checked << " checked job" << (band->checked == 1 ? "" : "s")
-            << " with a likely range, " << band->uncertain
+  std::cerr << "trainfit: note: " << policy.audit_log << ": " << band->checked << " checked job"
+            << (band->checked == 1 ? "" : "s") << " with a likely range, " << band->uncertain
             << " in the uncertain band (likely range straddling the usable HBM): this file refuses " << band->refused
             << " and warns " << band->uncertain - band->refused << " of them (refuse_when)\n";
 }

@@ -206,5 +206,25 @@ check "check-config: with AccountingStorageEnforce=limits (it implies associatio
 check "... and no warning: one summary line" "$(wc -l <<<"$out")" 1
 contains "... saying ok" "$out" "$W/trainfit.conf: ok: 2 partition overrides"
 
+# check-config counts the audited jobs whose likely range held the usable HBM, and what this file
+# does to them. Four records, counted by hand: (1) a range wholly below the capacity, (2) one
+# holding it with the point figure below it, (3) one holding it with the point above it, (4) an
+# exempt record (not a check). Under refuse_when = certain both band jobs are warned; under
+# likely, (3) is refused.
+record() {  # record ACTION PREDICTED LOW HIGH CAPACITY
+  printf '{"time":"2026-12-07T10:00:00Z","event":"submit","decision_id":"t-%s","job_id":"","uid":1000,"user":"u","account":"","partition":"","qos":"","job_name":"j","gpu_request":"tres_per_job=gres:gpu:h100:8","annotation":"model=llama3-8b","gpus_requested":8,"gpu":"h100","predicted_per_gpu_gb":%s,"capacity_gb":%s,"likely_low_gb":%s,"likely_high_gb":%s,"action":"%s","reason":"","min_gpus_to_fit":null,"min_gpus_bound":"likely_high","resized_to":null,"time_limit_min":null,"advice":[],"host_ram_per_node_gb":null,"mem_per_node_gb":null,"message":"","gpus_held":8}\n' \
+    "$RANDOM" "$2" "$5" "$3" "$4" "$1"
+}
+{ record accept 40 30 50 79.6; record warn 70 55 90 79.6; record warn 85 66 110 79.6; record exempt 85 66 110 79.6; } >"$W/audit.jsonl"
+for when in certain likely; do
+  printf 'refuse_when = %s\naudit_log = %s\n' "$when" "$W/audit.jsonl" >"$W/trainfit.conf"
+  err=$("$T" check-config --catalog-dir "$W/site" "$W/trainfit.conf" 2>&1 >/dev/null)
+  refused=$([ "$when" = likely ] && echo 1 || echo 0)
+  contains "check-config, refuse_when = $when: the audit log's band counted" "$err" \
+    "$W/audit.jsonl: 3 checked jobs with a likely range, 2 in the uncertain band (likely range straddling the usable HBM): this file refuses $refused and warns $((2 - refused)) of them"
+done
+err=$("$T" check-config --catalog-dir "$W/site" --quiet "$W/trainfit.conf" 2>&1 >/dev/null)
+check "check-config --quiet: no band note" "$err" ""
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
