@@ -186,7 +186,7 @@ for o in --llm-model --llm-seq --llm-zero --llm-recompute --llm-check; do
 done
 
 big=(--llm-model=llama3-70b --llm-seq=8192 --llm-zero=3 --llm-recompute=full)
-min=$(/usr/bin/trainfit min-gpus --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
+min=$(/usr/bin/trainfit min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 64)
 jobs() { squeue -h -a -o %i | wc -l; }
 out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-seq=4096 --llm-zero=3 --wrap "sleep 1" 2>&1); rc=$?
 detail="rc=$rc $out"; check "accept: llama3-8b on 8 x H100, silently" test $rc -eq 0 -a "${out%% *}" = Submitted -a "$(wc -l <<<"$out")" -eq 1
