@@ -44,7 +44,7 @@ stage "ctest (Release, Slurm 22.05 here)" ctest --test-dir build --output-on-fai
 # ASan + UBSan and libFuzzer's coverage hooks (tests/fuzz/options.cmake).
 CC=clang CXX=clang++ cmake -S . -B build-sanitize -G Ninja -DTRAINFIT_FUZZ=ON -DTRAINFIT_BUILD_BENCH=OFF >/dev/null
 must "build (build-sanitize/, clang ASan+UBSan+fuzz)" \
-  cmake --build build-sanitize --parallel "$jobs" --target trainfit_tests trainfit_serve_tests trainfit_report_tests trainfit trainfit_man plugin_host trainfit_fuzz
+  cmake --build build-sanitize --parallel "$jobs" --target trainfit_tests trainfit_serve_tests trainfit_report_tests trainfit_plot_tests trainfit trainfit_man plugin_host trainfit_fuzz
 # The library, the CLI and the plugins (loaded by tests/plugin_host) under ASan + UBSan. Not
 # here: the Slurm suites (sanitizers do not load into slurmctld), and what only repeats the
 # release pass's timing and browser checks through the same code (README, "Tests"), and the
