@@ -356,24 +356,28 @@ class GPT2Layer(nn.Module):
 
 
 def shifted_loss(logits, labels):
-    """HF ForCausalLMLoss (4.46-4.48): upcast to fp32, shift with a copy, cross-entropy."""
-    logits = logits.float()
-    shift_logits = logits[..., :-1, :].contiguous()
+    """HF ForCausalLMLoss (4.46-4.48): upcast to fp32, shift with a copy, cross-entropy. The model
+    returns its logits as they were (16-bit under bf16): the upcast is the loss's own local
+    (src/transformers/loss/loss_utils.py ForCausalLMLoss; LlamaForCausalLM returns `logits`)."""
+    upcast = logits.float()
+    shift_logits = upcast[..., :-1, :].contiguous()
     shift_labels = labels[..., 1:].contiguous()
     loss = F.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), shift_labels.view(-1))
     return loss, logits
 
 
 def padded_loss(logits, labels):
-    """HF ForCausalLMLoss (4.49+): upcast to fp32, labels padded and shifted, no logits copy."""
-    logits = logits.float()
+    """HF ForCausalLMLoss (4.49+): upcast to fp32, labels padded and shifted, no logits copy; the
+    model returns its logits as they were (the upcast is the loss's local)."""
+    upcast = logits.float()
     shift_labels = F.pad(labels, (0, 1), value=-100)[..., 1:].contiguous()
-    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), shift_labels.view(-1), ignore_index=-100)
+    loss = F.cross_entropy(upcast.view(-1, upcast.size(-1)), shift_labels.view(-1), ignore_index=-100)
     return loss, logits
 
 
 class Decoder(nn.Module):
-    """arch: 'llama' or 'gpt2'. Returns (loss, fp32 logits) like HF's CausalLMOutput."""
+    """arch: 'llama' or 'gpt2'. Returns (loss, logits) like HF's CausalLMOutput: fp32 where the
+    forward upcasts them (logits="forward", HF < 4.46), else as the LM head made them."""
 
     def __init__(self, arch, layers, hidden, heads, kv_heads, ffn, vocab, positions=0, recompute=False,
                  attention="eager", recompute_every=1, logits="loss", moe=None):

@@ -160,14 +160,16 @@ void loss_buffers(const Config& c, Transients& x) {
         const double shifted = shifts_logits(c) ? tokens_here - static_cast<double>(c.micro_batch) : tokens_here;
         const double shifted_copy = shifts_logits(c) ? softmax_bytes * shifted * vocab : 0.0;
         const double upcast = softmax_bytes > act ? softmax_bytes * tokens_here * vocab : 0.0;
-        if (c.held_logits) x.held_logits = softmax_bytes * tokens_here * vocab;
         // Upcast inside the model's forward (HF < 4.46, modeling_llama.py `logits.float()`): the
-        // 16-bit logits live only during the cast, before the shifted copy exists.
+        // 16-bit logits live only during the cast, before the shifted copy exists, and the model
+        // returns the upcast. From 4.46 the upcast is ForCausalLMLoss's own local (loss/loss_utils.py)
+        // and the model returns its 16-bit logits: that is what a loop keeping the output holds.
+        const bool returns_upcast = c.logits_upcast == LogitsUpcast::kInForward;
         const double low_precision = upcast > 0.0 ? act * tokens_here * vocab : 0.0;
-        const double beside_upcast = c.logits_upcast == LogitsUpcast::kInForward
-                                         ? std::max(low_precision, shifted_copy)
-                                         : shifted_copy + low_precision;
-        x.loss_forward = beside_upcast + (c.held_logits ? 0.0 : upcast);
+        if (c.held_logits) x.held_logits = (returns_upcast ? softmax_bytes : act) * tokens_here * vocab;
+        const double beside_upcast = returns_upcast ? std::max(low_precision, shifted_copy) : shifted_copy + low_precision;
+        const double held_here = !c.held_logits ? 0.0 : returns_upcast ? upcast : low_precision;  // in held_logits
+        x.loss_forward = beside_upcast + upcast - held_here;
         x.loss_backward = 2.0 * softmax_bytes * shifted * vocab;
         // torch's loss parallel (torchtitan with TP: vocab-sharded DTensor logits) runs nll's
         // and log_softmax's backward in one handler, (zeros_like(x).index_put_ + exp(x)) *
