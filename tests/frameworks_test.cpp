@@ -54,6 +54,26 @@ TEST(Frameworks, LightningPrecisionWordsAsWritten) {
   EXPECT_DOUBLE_EQ(estimate_of(lit + "32").per_gpu_total, estimate_of(kLlama8b + ",precision=fp32").per_gpu_total);
 }
 
+// torch.autocast caches the bf16 cast of each fp32 parameter that requires grad until the region
+// exits (aten/src/ATen/autocast_mode.cpp cached_cast): checkpointed layers, whose matmuls save no
+// weight, still hold every linear weight's cast through the forward. Llama-3-8B's layers: q and o
+// 4096x4096, k and v 4096x1024, the MLP 3 x 4096x14336, 32 layers, 2 bytes each. Measured on both
+// sides by tests/fidelity (the recompute=full rows under bf16-amp; python3-torch 1.13 caches bf16
+// casts on the CPU as well).
+TEST(Frameworks, AutocastCachesCheckpointedLayersWeightsThroughTheForward) {
+  const double per_layer = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336;
+  const std::string ddp = kLlama8b + ",framework=hf,precision=bf16-amp,num_gpus=2,zero_stage=0";
+  EXPECT_DOUBLE_EQ(estimate_of(ddp + ",recompute=full").stage.transients.autocast_cache, 2.0 * 32 * per_layer);
+  EXPECT_DOUBLE_EQ(estimate_of(ddp + ",recompute=full,recompute_every=2").stage.transients.autocast_cache, 2.0 * 16 * per_layer);
+  // Not cached, or already counted: no recompute (the matmuls save the casts), pure bf16 (no cast),
+  // ZeRO-3 (the units arrive cast), a frozen base (requires_grad false).
+  EXPECT_DOUBLE_EQ(estimate_of(ddp + ",recompute=none").stage.transients.autocast_cache, 0.0);
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",precision=bf16,recompute=full").stage.transients.autocast_cache, 0.0);
+  EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=hf,precision=bf16-amp,num_gpus=2,zero_stage=3,recompute=full")
+                       .stage.transients.autocast_cache, 0.0);
+  EXPECT_DOUBLE_EQ(estimate_of(ddp + ",recompute=full,adapter=lora").stage.transients.autocast_cache, 0.0);
+}
+
 TEST(Frameworks, ExplicitFieldsWinOverPresets) {
   const Config c = config_of(kLlama8b + ",framework=torchtune,loss=standard,optimizer_impl=foreach,recompute=none");
   EXPECT_EQ(c.loss, Loss::kStandard);
@@ -128,13 +148,17 @@ TEST(Recompute, EveryNCheckpointsOneLayerInN) {
   EXPECT_EQ(error_of(base + ",recompute=none,recompute_every=2").field, "recompute_every");
 }
 
-// HF Trainer returns only the loss, so the fp32 logits are freed before backward; a loop
-// that keeps the output holds b*s*V*4 bytes more: 3.9 GiB at Llama-3-8B, seq 8192.
-TEST(HeldLogits, HoldingTheOutputCostsTheFp32Logits) {
+// HF Trainer returns only the loss, so the logits are freed before backward; a loop that keeps
+// the output holds the logits as the model returned them: fp32 (b*s*V*4, 3.9 GiB at Llama-3-8B,
+// seq 8192) where LlamaForCausalLM.forward upcasts them (transformers < 4.46), 16-bit (b*s*V*2)
+// from 4.46, where the upcast is ForCausalLMLoss's own local (src/transformers/loss/loss_utils.py).
+TEST(HeldLogits, HoldingTheOutputCostsTheLogitsAsReturned) {
   const std::string base = "model=llama3-8b,seq_length=8192,micro_batch=1,num_gpus=8,zero_stage=3,framework=hf";
   const Breakdown dropped = estimate_of(base + ",held_logits=false");
   const Breakdown held = estimate_of(base + ",held_logits=true");
-  EXPECT_DOUBLE_EQ(held.stage.transients.held_logits, 4.0 * 8192 * 128256);
+  EXPECT_DOUBLE_EQ(held.stage.transients.held_logits, 2.0 * 8192 * 128256);
+  EXPECT_DOUBLE_EQ(estimate_of(base + ",framework_version=4.45,held_logits=true").stage.transients.held_logits,
+                   4.0 * 8192 * 128256);
   EXPECT_DOUBLE_EQ(dropped.stage.transients.held_logits, 0.0);
   // Dropped, the upcast still lives through the loss' forward; held, it lives on.
   EXPECT_GT(held.measures.max_memory_allocated, dropped.measures.max_memory_allocated);

@@ -56,6 +56,7 @@ struct Transients {
   double optimizer_step = 0;    // optimizer temporaries + param all-gather bucket
   double context_parallel = 0;  // ring-attention KV exchange buffers
   double held_layer_inputs = 0;  // layer inputs and their gradients kept to the end of backward (FSDP1 hook)
+  double autocast_cache = 0;     // checkpointed layers' 16-bit weight casts, cached through the forward
 };
 
 struct Overheads {

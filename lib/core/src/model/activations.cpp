@@ -352,4 +352,15 @@ Activations stage_activations(const Config& c, const StageParams& p) {
   return a;
 }
 
+// torch.autocast caches the 16-bit cast of every fp32 leaf parameter that requires grad until the
+// outermost autocast region exits (aten/src/ATen/autocast_mode.cpp cached_cast, can_try_cache; the
+// region covers forward and loss in HF Trainer and Lightning, backward runs outside it): the casts
+// of the checkpointed layers, which their matmuls do not save, stay through the forward.
+double autocast_cache_bytes(const Config& c, const StageParams& p) {
+  if (c.precision != Precision::kBf16Amp || weights_sharded(c) || c.adapter != Adapter::kNone) return 0.0;
+  const double layers = static_cast<double>(p.layers);
+  if (layers <= 0 || (c.recompute != Recompute::kFull && c.recompute != Recompute::kOp)) return 0.0;
+  return 2.0 * p.layer_linear * checkpointed_layers(c, layers) / layers;
+}
+
 }  // namespace trainfit::model

@@ -25,7 +25,7 @@ StageMemory stage_memory(const Config& c, const model::StageParams& p, const Act
   const bool kept = (c.ddp_full_buckets && model::ddp_reduces(c)) || model::zero3_ipg_bucket(c);
   const double kept_buckets = kept ? x.comm_buckets : 0.0;
   const double resident = s.states.total() - late_grads + x.held_logits + kept_buckets;
-  s.forward_peak = resident + saved + x.fsdp_units_fwd + x.loss_forward + x.context_parallel;
+  s.forward_peak = resident + saved + x.fsdp_units_fwd + x.loss_forward + x.context_parallel + x.autocast_cache;
   // Backward frees saved activations as it allocates gradients, layer by layer, so the
   // peak is at the loss backward (everything saved, no gradients yet), at the last
   // layer's backward (the loss' saved tensors freed, the head's gradients allocated),

@@ -109,6 +109,7 @@ inline double act_bytes(const Config& c) { return c.precision == Precision::kFp3
 inline double gemm_input_bytes(const Config& c) { return c.precision == Precision::kFp8 ? 1.0 : act_bytes(c); }
 // ZeRO-3 / FSDP keep parameters sharded at rest (model_states.cpp).
 bool weights_sharded(const Config& c);
+double autocast_cache_bytes(const Config& c, const StageParams& p);
 // The residual stream: fp32 when the layers run on fp32 parameters (autocast leaves
 // adds and norms in fp32); ZeRO-3/FSDP mixed precision gathers bf16 parameters,
 // so the whole forward, residual included, runs in bf16 (FSDP2 MixedPrecisionPolicy).

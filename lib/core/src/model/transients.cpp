@@ -308,6 +308,7 @@ Transients stage_transients(const Config& c, const StageParams& p) {
   const double allgather_bucket = comm_buckets(c, p, b, trainable, x);
   x.optimizer_step = optimizer_step_bytes(c, p, b, trainable) + allgather_bucket;
   x.context_parallel = context_parallel_bytes(c);
+  x.autocast_cache = autocast_cache_bytes(c, p);
   return x;
 }
 
