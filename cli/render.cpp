@@ -73,6 +73,7 @@ std::vector<Line> lines(const Response& r) {
       {"transients", "optimizer_step", s.transients.optimizer_step},
       {"transients", "context_parallel", s.transients.context_parallel},
       {"transients", "held_layer_inputs", s.transients.held_layer_inputs},
+      {"transients", "autocast_cache", s.transients.autocast_cache},
       {"overheads", "cuda_context", b.overheads.cuda_context},
       {"overheads", "nccl", b.overheads.nccl},
       {"overheads", "workspaces", b.overheads.workspaces},

@@ -418,7 +418,12 @@ TEST(ConfigDeepSpeed, Zero3OffloadConfig) {
   EXPECT_EQ(r.offload_params, true);        // offload_param.device "cpu"
   EXPECT_EQ(r.optimizer, "adamw");          // type "AdamW"
   EXPECT_EQ(r.recompute, "full");           // activation_checkpointing present
-  EXPECT_TRUE(lists(f.not_modelled, "zero_optimization.stage3_max_live_parameters="));
+  // The stage-3 gathering knobs, written as JSON numbers (5e7, 1e5, 1e9): read as elements.
+  EXPECT_EQ(r.stage3_prefetch_bucket_size, "50000000");
+  EXPECT_EQ(r.stage3_param_persistence_threshold, "100000");
+  EXPECT_EQ(r.stage3_max_live_parameters, "1000000000");
+  EXPECT_EQ(r.stage3_max_reuse_distance, "1000000000");
+  EXPECT_FALSE(lists(f.not_modelled, "zero_optimization.stage3_max_live_parameters="));
   EXPECT_TRUE(lists(f.ignored, "scheduler"));
   EXPECT_TRUE(lists(f.ignored, "optimizer.params.lr"));
   ASSERT_TRUE(f.global_batch);

@@ -1,6 +1,8 @@
 // Framework presets, held logits, op-level and every-N recompute, LoRA/QLoRA and the
 // measures: each expectation comes from the framework's own definition or a published
 // figure, not from trainfit's output.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "test_util.h"
@@ -72,6 +74,11 @@ TEST(Frameworks, AutocastCachesCheckpointedLayersWeightsThroughTheForward) {
   EXPECT_DOUBLE_EQ(estimate_of(kLlama8b + ",framework=hf,precision=bf16-amp,num_gpus=2,zero_stage=3,recompute=full")
                        .stage.transients.autocast_cache, 0.0);
   EXPECT_DOUBLE_EQ(estimate_of(ddp + ",recompute=full,adapter=lora").stage.transients.autocast_cache, 0.0);
+  // torch.autocast(cache_enabled=False) caches nothing; the forward peak drops by exactly the cache.
+  const Breakdown cached = estimate_of(ddp + ",recompute=full");
+  const Breakdown uncached = estimate_of(ddp + ",recompute=full,autocast_cache=false");
+  EXPECT_DOUBLE_EQ(uncached.stage.transients.autocast_cache, 0.0);
+  EXPECT_DOUBLE_EQ(cached.stage.forward_peak - uncached.stage.forward_peak, 2.0 * 32 * per_layer);
 }
 
 TEST(Frameworks, ExplicitFieldsWinOverPresets) {
@@ -379,6 +386,40 @@ TEST(Qlora, BitsandbytesBefore0432SavesEachQuantizedLinearsInput) {
   EXPECT_EQ(error_of(spec + ",nf4_kernel=triton").field, "nf4_kernel");
 }
 
+TEST(Qlora, NonReentrantCheckpointKeepsWhatBitsandbytesHoldsOnCtx) {
+  // A reentrant checkpoint runs the layer's forward under no_grad: the MatMul4Bit nodes and their
+  // ctx.tensors go at once. A non-reentrant one builds the graph and swaps only the saved
+  // tensors (torch/utils/checkpoint.py), so 0.43.1's ctx.tensors = (A, B) keeps every layer's
+  // 4-bit inputs to the backward: per layer 2 x T x (2h + h + F) bytes, 32 layers in flight.
+  const std::string spec = "model=llama2-7b,num_gpus=1,micro_batch=2,seq_length=1024,precision=bf16-true,"
+                           "adapter=qlora,lora_dropout=0.05,recompute=full,bitsandbytes_version=0.43.1";
+  const Breakdown reentrant = estimate_of(spec + ",use_reentrant=true");
+  const Breakdown non_reentrant = estimate_of(spec + ",use_reentrant=false");
+  EXPECT_DOUBLE_EQ(non_reentrant.stage.activations.layers - reentrant.stage.activations.layers,
+                   32 * 2.0 * 2048 * (3 * 4096.0 + 11008));
+  // From 0.43.2 the ctx keeps only the weight: the style changes nothing.
+  const std::string fixed = spec + ",bitsandbytes_version=0.43.2";
+  EXPECT_DOUBLE_EQ(estimate_of(fixed + ",use_reentrant=false").stage.activations.layers,
+                   estimate_of(fixed + ",use_reentrant=true").stage.activations.layers);
+}
+
+// The style each framework checkpoints with when the job does not say: transformers' no-kwargs
+// default flipped to non-reentrant in 5.0 (PR #43203); torch's checkpoint_wrapper is NO_REENTRANT.
+TEST(Frameworks, CheckpointStyleByFrameworkAndRelease) {
+  EXPECT_TRUE(config_of(kLlama8b + ",framework=hf,framework_version=4.45,recompute=full").use_reentrant);
+  EXPECT_FALSE(config_of(kLlama8b + ",framework=hf,framework_version=5.0,recompute=full").use_reentrant);
+  EXPECT_FALSE(config_of(kLlama8b + ",framework=torchtune").use_reentrant);
+  EXPECT_FALSE(config_of(kLlama8b + ",framework=torchtitan").use_reentrant);
+  EXPECT_TRUE(config_of(kLlama8b + ",framework=megatron").use_reentrant);
+  EXPECT_TRUE(config_of(kLlama8b + ",recompute=full").use_reentrant);
+  EXPECT_TRUE(config_of(kLlama8b + ",framework=hf,framework_version=5.0,use_reentrant=true").use_reentrant);
+  // held_layer_inputs is the reentrant checkpoint's detached inputs: never by default without it.
+  const std::string fsdp1 = "model=llama2-7b,num_gpus=2,micro_batch=1,seq_length=1024,framework=hf,adapter=lora,"
+                            "recompute=full,sharding=fsdp-full,fsdp_version=1";
+  EXPECT_TRUE(config_of(fsdp1 + ",use_reentrant=true").held_layer_inputs);
+  EXPECT_FALSE(config_of(fsdp1 + ",use_reentrant=false").held_layer_inputs);
+}
+
 TEST(Qlora, BitsandbytesFrom0432SavesOnlyTheWeight) {
   // bitsandbytes 0.43.2 (PR #1270) MatMul4Bit.forward: ctx.tensors = (None, B); backward needs
   // only dY and the weight. With no dropout on the adapters there is then nothing the 4-bit
@@ -417,14 +458,44 @@ TEST(Qlora, TheWeightBeingMultipliedIsDequantizedWhole) {
   EXPECT_DOUBLE_EQ(tp2.stage.transients.layer_backward - tp2_bf16.stage.transients.layer_backward, 4096.0 * 11008);
 }
 
+// DeepSpeed ZeRO-3 gathers parameter by parameter (partitioned_param_coordinator.py at v0.16.4):
+// the prefetcher fills a window up to stage3_max_live_parameters, parameters reused within
+// stage3_max_reuse_distance stay (about half of it across the forward-backward turn), plus the
+// tensor being run; parameters of at most stage3_param_persistence_threshold elements stay for
+// good. Llama-2-70B: the largest tensor is the 32000 x 8192 embedding (262,144,000 elements), the
+// norms 161 x 8192 (1,318,912, under the 1e5 default); 16-bit gathers.
+TEST(DeepSpeedZero3, GathersUpToMaxLiveParameters) {
+  const std::string spec = "model=llama2-70b,num_gpus=8,gpu=h100,micro_batch=1,seq_length=4096,framework=deepspeed,"
+                           "precision=bf16,zero_stage=3,sharding=zero,recompute=full";
+  const double embedding = 32000.0 * 8192, norms = 161.0 * 8192;
+  EXPECT_DOUBLE_EQ(estimate_of(spec).stage.transients.fsdp_units_fwd, 2.0 * (embedding + 1e9 + norms));
+  // No prefetch: only the reuse distance's half keeps parameters across the turn.
+  EXPECT_DOUBLE_EQ(estimate_of(spec + ",stage3_prefetch_bucket_size=0,stage3_max_reuse_distance=200000000")
+                       .stage.transients.fsdp_units_fwd, 2.0 * (embedding + 1e8 + norms));
+  // Nothing persistent under a threshold of 0; "auto" (10 x 8192) keeps the norms.
+  EXPECT_DOUBLE_EQ(estimate_of(spec + ",stage3_param_persistence_threshold=0").stage.transients.fsdp_units_fwd,
+                   2.0 * (embedding + 1e9));
+  EXPECT_DOUBLE_EQ(config_of(spec + ",stage3_param_persistence_threshold=auto").zero3.persistence_threshold, 81920.0);
+  EXPECT_DOUBLE_EQ(config_of(spec + ",stage3_prefetch_bucket_size=auto").zero3.prefetch_bucket, std::floor(0.9 * 8192 * 8192));
+  // With accumulation the embedding stays gathered outside the window, except in v0.16.0-v0.16.7.
+  EXPECT_DOUBLE_EQ(estimate_of(spec + ",num_microbatches=4").stage.transients.fsdp_units_fwd,
+                   2.0 * (2.0 * embedding + 1e9 + norms));
+  EXPECT_DOUBLE_EQ(estimate_of(spec + ",num_microbatches=4,framework_version=0.16.4").stage.transients.fsdp_units_fwd,
+                   2.0 * (embedding + 1e9 + norms));
+  EXPECT_EQ(error_of(spec + ",stage3_max_live_parameters=auto").field, "stage3_max_live_parameters");
+  EXPECT_EQ(error_of(spec + ",stage3_max_reuse_distance=-1").field, "stage3_max_reuse_distance");
+}
+
 TEST(Fsdp1, ReentrantCheckpointAroundFrozenUnitsHoldsEveryLayerInput) {
   // FSDP1 reshards a frozen unit from register_multi_grad_hook on its inputs; inside HF's
   // reentrant checkpoint those are detached leaves whose AccumulateGrad the hook's closure
   // holds: each layer's input (b*s*h*2 bytes, bf16) and its gradient live to the end of
   // backward. At layer 0's backward the other 79 layers' inputs and gradients are extra:
   // 2 x 79 x 2 x 4096 x 8192 x 2 bytes for Llama-2-70B at batch 2 x 4096.
+  // transformers 4.x: reentrant unless told (use_reentrant's default by release).
   const std::string spec = "model=llama2-70b,num_gpus=2,gpu=a100,micro_batch=2,seq_length=4096,framework=hf,"
-                           "precision=bf16,adapter=qlora,lora_targets=attention,sharding=fsdp-full,recompute=full";
+                           "framework_version=4.45,precision=bf16,adapter=qlora,lora_targets=attention,"
+                           "sharding=fsdp-full,recompute=full";
   const Config c = config_of(spec);
   EXPECT_TRUE(c.held_layer_inputs);
   const Breakdown held = estimate_of(spec);

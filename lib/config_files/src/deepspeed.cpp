@@ -28,9 +28,13 @@ std::string number_text(const ordered_json& value) {
   return v >= 1 && v <= 1e12 && v == static_cast<double>(static_cast<int64_t>(v)) ? std::to_string(static_cast<int64_t>(v)) : value.dump();
 }
 
-// The one "auto" trainfit resolves itself (reduce_bucket_size: hidden x hidden); the others are
-// left unset and listed.
-constexpr const char* kResolvedAuto = "zero_optimization.reduce_bucket_size";
+// The "auto"s trainfit resolves itself as transformers and accelerate fill them (reduce_bucket_size:
+// hidden x hidden; stage3_prefetch_bucket_size: 0.9 x hidden^2; stage3_param_persistence_threshold:
+// 10 x hidden); the others are left unset and listed.
+bool resolved_auto(const std::string& key) {
+  return key == "zero_optimization.reduce_bucket_size" || key == "zero_optimization.stage3_prefetch_bucket_size" ||
+         key == "zero_optimization.stage3_param_persistence_threshold";
+}
 
 bool is_auto(const ordered_json& value) { return value.is_string() && value.get<std::string>() == "auto"; }
 
@@ -149,7 +153,7 @@ class DeepSpeedReader {
     if (!value.is_object()) return m_.invalid(name, text_of(value), "a JSON object");
     for (const auto& [key, inner] : value.items()) {
       const std::string full = name + "." + key;
-      if (is_auto(inner) && full != kResolvedAuto) {
+      if (is_auto(inner) && !resolved_auto(full)) {
         m_.left_unset(full, "auto");
         continue;
       }
@@ -206,9 +210,11 @@ class DeepSpeedReader {
     if (leaf == "allgather_bucket_size") {
       return m_.set(key, "allgather_bucket_size", value.is_number() ? number_text(value) : text_of(value));
     }
-    if (one_of(leaf, {"stage3_prefetch_bucket_size",
-                      "stage3_max_live_parameters", "stage3_max_reuse_distance", "stage3_param_persistence_threshold",
-                      "sub_group_size", "overlap_comm", "contiguous_gradients", "zero_hpz_partition_size",
+    if (one_of(leaf, {"stage3_prefetch_bucket_size", "stage3_max_live_parameters", "stage3_max_reuse_distance",
+                      "stage3_param_persistence_threshold"})) {
+      return m_.set(key, leaf.c_str(), value.is_number() ? number_text(value) : text_of(value));
+    }
+    if (one_of(leaf, {"sub_group_size", "overlap_comm", "contiguous_gradients", "zero_hpz_partition_size",
                       "zero_quantized_weights", "zero_quantized_gradients", "round_robin_gradients",
                       "mics_shard_size", "cpu_offload", "cpu_offload_params", "model_persistence_threshold",
                       "zeropp_loco_param", "zenflow", "leaf_module", "save_muon_momentum_buffer_in_memory"})) {

@@ -130,6 +130,8 @@ struct Config {
   Recompute recompute = Recompute::kNone;
   int64_t recompute_every = 1;   // the recompute mode applies to one layer in N (others keep all)
   bool held_logits = false;      // the loop keeps the model output (fp32 logits) through backward
+  bool use_reentrant = true;     // checkpointing runs the forward under no_grad (torch.utils.checkpoint's default)
+  bool autocast_cache = true;    // torch.autocast caches weight casts until its region exits (cache_enabled)
   bool compile = false;          // torch.compile: fused elementwise chains save less
   bool compile_loss = false;     // ... and the loss compiled too (a fused cross-entropy)
   Attention attention = Attention::kFlash;
@@ -171,6 +173,14 @@ struct Config {
   // DeepSpeed ZeRO's gradient bucket, in elements (zero/config.py reduce_bucket_size: 5e8; HF
   // Trainer and accelerate fill "auto" with hidden x hidden).
   double reduce_bucket_elements = 5e8;
+  // DeepSpeed ZeRO-3's gathering knobs, in elements (zero/config.py at v0.16.4, L208-237).
+  struct Zero3Knobs {
+    double prefetch_bucket = 5e7;         // stage3_prefetch_bucket_size (0: no prefetch)
+    double max_live = 1e9;                // stage3_max_live_parameters
+    double max_reuse_distance = 1e9;      // stage3_max_reuse_distance
+    double persistence_threshold = 1e5;   // stage3_param_persistence_threshold
+    bool embedding_outside_window = true;  // with accumulation (all releases but v0.16.0-v0.16.7)
+  } zero3;
   int zero_stage = 0;
   // min_gpus_to_fit counts whole nodes beyond one. Resolve sets it (kDefaultGpusPerNode
   // when the request does not say); 0 only in Configs built by hand: no node rounding.

@@ -69,6 +69,8 @@ struct Request {
   std::optional<bool> logits_fp32;
   std::optional<std::string> loss;
   std::optional<bool> held_logits;     // the logits stay referenced through backward
+  std::optional<bool> use_reentrant;   // checkpointing style: reentrant (forward under no_grad) or not
+  std::optional<bool> autocast_cache;  // torch.autocast(cache_enabled=...): casts of fp32 weights kept to the region's exit
   std::optional<int64_t> recompute_every;  // checkpoint one layer in N
   std::optional<bool> compile;         // torch.compile of the layers
   std::optional<bool> compile_loss;    // the loss compiled too (default: as compile)
@@ -103,6 +105,10 @@ struct Request {
   std::optional<bool> fsdp_mixed_precision;  // FSDP gathers 16-bit parameters (param_dtype=bf16)
   std::optional<std::string> frozen_unit_grads;  // none | sharded | full: FSDP1 gradients of frozen weights
   std::optional<std::string> reduce_bucket_size;  // DeepSpeed ZeRO: elements, or "auto" (hidden^2)
+  std::optional<std::string> stage3_prefetch_bucket_size;         // DeepSpeed ZeRO-3: elements or "auto"
+  std::optional<std::string> stage3_max_live_parameters;          // DeepSpeed ZeRO-3: elements
+  std::optional<std::string> stage3_max_reuse_distance;           // DeepSpeed ZeRO-3: elements
+  std::optional<std::string> stage3_param_persistence_threshold;  // DeepSpeed ZeRO-3: elements or "auto"
   std::optional<std::string> allgather_bucket_size;  // DeepSpeed ZeRO-1/2: elements; checked, allocates nothing
   std::optional<bool> held_layer_inputs;  // FSDP1 + reentrant checkpoint: layer inputs and their grads kept to the end
   std::optional<int64_t> gpus_per_node;

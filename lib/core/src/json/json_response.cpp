@@ -191,7 +191,8 @@ void config_training(JsonWriter& w, const Config& c) {
   w.key("bitsandbytes_version").string(c.bitsandbytes_version).key("nf4_saves_input").boolean(c.nf4_saves_input);
   w.key("logits_upcast").string(c.logits_upcast == LogitsUpcast::kInForward ? "forward" : "loss");
   w.key("logits_shift_copy").boolean(c.logits_shift_copy).key("ddp_full_buckets").boolean(c.ddp_full_buckets);
-  w.key("moe_expert_loop").boolean(c.moe_expert_loop);
+  w.key("moe_expert_loop").boolean(c.moe_expert_loop).key("autocast_cache").boolean(c.autocast_cache);
+  w.key("use_reentrant").boolean(c.use_reentrant);
   w.key("head_dim").integer(c.geo.head_size());
 }
 
@@ -199,6 +200,10 @@ void config_layout(JsonWriter& w, const Config& c) {
   w.key("fsdp_version").integer(c.fsdp_version).key("fsdp_mixed_precision").boolean(c.fsdp_mixed_precision);
   w.key("frozen_unit_grads").string(to_string(c.frozen_unit_grads)).key("held_layer_inputs").boolean(c.held_layer_inputs);
   w.key("reduce_bucket_size").integer(std::llround(c.reduce_bucket_elements));
+  w.key("stage3_prefetch_bucket_size").integer(std::llround(c.zero3.prefetch_bucket));
+  w.key("stage3_max_live_parameters").integer(std::llround(c.zero3.max_live));
+  w.key("stage3_max_reuse_distance").integer(std::llround(c.zero3.max_reuse_distance));
+  w.key("stage3_param_persistence_threshold").integer(std::llround(c.zero3.persistence_threshold));
   w.key("tensor_parallel").integer(c.tp).key("pipeline_parallel").integer(c.pp);
   w.key("virtual_pipeline").integer(c.vpp).key("sequence_parallel").boolean(c.sp);
   w.key("context_parallel").integer(c.cp).key("expert_parallel").integer(c.ep);

@@ -109,6 +109,8 @@ void read_config_training(const json& c, Config& out) {
   out.loss = enum_named<Loss>(text(c, "loss"));
   out.logits_fp32 = flag(c, "logits_fp32");
   out.held_logits = flag(c, "held_logits");
+  out.autocast_cache = c.value("autocast_cache", true);
+  out.use_reentrant = c.value("use_reentrant", true);
   out.recompute_every = integer(c, "recompute_every");
   out.compile = flag(c, "compile");
   out.compile_loss = c.value("compile_loss", out.compile);
@@ -144,6 +146,10 @@ void read_config_layout(const json& c, Config& out) {
   out.frozen_unit_grads = enum_named<FrozenUnitGrads>(c.value("frozen_unit_grads", std::string("none")));
   out.held_layer_inputs = c.value("held_layer_inputs", false);
   out.reduce_bucket_elements = c.value("reduce_bucket_size", 5e8);
+  out.zero3.prefetch_bucket = c.value("stage3_prefetch_bucket_size", 5e7);
+  out.zero3.max_live = c.value("stage3_max_live_parameters", 1e9);
+  out.zero3.max_reuse_distance = c.value("stage3_max_reuse_distance", 1e9);
+  out.zero3.persistence_threshold = c.value("stage3_param_persistence_threshold", 1e5);
   out.tp = integer(c, "tensor_parallel");
   out.pp = integer(c, "pipeline_parallel");
   out.vpp = integer(c, "virtual_pipeline");

@@ -42,6 +42,7 @@ inline constexpr Figure<Transients> kTransients[] = {
     {"optimizer_step_gb", &Transients::optimizer_step, kGiB},
     {"context_parallel_gb", &Transients::context_parallel, kGiB},
     {"held_layer_inputs_gb", &Transients::held_layer_inputs, kGiB},
+    {"autocast_cache_gb", &Transients::autocast_cache, kGiB},
 };
 
 inline constexpr Figure<StageMemory> kPhases[] = {

@@ -172,7 +172,13 @@ double layer_bytes(const Config& c, Recompute mode) {
   const double h = static_cast<double>(g.hidden);
   const double t = static_cast<double>(c.tp), r = sp_divisor(c);
   const double Ain = gemm_input_bytes(c), R = residual_bytes(c);
-  if (mode == Recompute::kFull) return R * T * h / r;  // only the layer input (Korthikanti: 2sbh, /t with SP)
+  if (mode == Recompute::kFull) {
+    // Only the layer input (Korthikanti: 2sbh, /t with SP). A non-reentrant checkpoint builds the
+    // forward's graph and swaps only its saved tensors (torch/utils/checkpoint.py
+    // _checkpoint_without_reentrant_generator, saved_tensors_hooks): what bitsandbytes < 0.43.2
+    // keeps as a ctx attribute, each 4-bit linear's input, stays to the backward.
+    return R * T * h / r + (c.use_reentrant ? 0.0 : nf4_saved_inputs_bytes(c));
+  }
   if (mode == Recompute::kOp) return op_level_bytes(c);
 
   const double mask = g.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
@@ -357,7 +363,7 @@ Activations stage_activations(const Config& c, const StageParams& p) {
 // region covers forward and loss in HF Trainer and Lightning, backward runs outside it): the casts
 // of the checkpointed layers, which their matmuls do not save, stay through the forward.
 double autocast_cache_bytes(const Config& c, const StageParams& p) {
-  if (c.precision != Precision::kBf16Amp || weights_sharded(c) || c.adapter != Adapter::kNone) return 0.0;
+  if (!c.autocast_cache || c.precision != Precision::kBf16Amp || weights_sharded(c) || c.adapter != Adapter::kNone) return 0.0;
   const double layers = static_cast<double>(p.layers);
   if (layers <= 0 || (c.recompute != Recompute::kFull && c.recompute != Recompute::kOp)) return 0.0;
   return 2.0 * p.layer_linear * checkpointed_layers(c, layers) / layers;

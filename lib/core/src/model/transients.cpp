@@ -21,6 +21,36 @@ double gathered_bytes(const Config& c, const StateBytes& b) {
   return !c.fsdp_mixed_precision ? stored : c.precision == Precision::kFp32 ? 4.0 : 2.0;
 }
 
+// Parameters DeepSpeed ZeRO-3 keeps gathered for good: those of at most
+// stage3_param_persistence_threshold elements (runtime/zero/parameter_offload.py at v0.16.4,
+// L256-274), re-gathered after each optimizer step: the norms' weights and the small biases.
+double zero3_persistent_elements(const Config& c, const StageParams& p) {
+  const Geometry& g = c.geo;
+  auto kept = [&](double numel, double count) { return numel <= c.zero3.persistence_threshold ? numel * count : 0.0; };
+  const double layers = static_cast<double>(p.layers), h = static_cast<double>(g.hidden);
+  const double q = static_cast<double>(g.heads * g.head_size()), kv = static_cast<double>(g.kv_heads * g.head_size());
+  double n = kept(h, 2.0 * layers) + (p.last ? kept(h, 1.0) : 0.0);
+  if (g.bias != Bias::kNone) n += kept(q, layers) + kept(kv, 2.0 * layers);
+  if (g.bias == Bias::kAll) n += kept(h, 2.0 * layers) + kept(static_cast<double>(g.ffn), layers);
+  return n;
+}
+
+// DeepSpeed ZeRO-3's gathered parameters, in elements, in steady state (from the second step, once
+// the trace is recorded; runtime/zero/partitioned_param_coordinator.py at v0.16.4): the prefetcher,
+// called from every module's hook, gathers ahead until stage3_max_live_parameters are gathered
+// (L381-382; the prefetch bucket sets only how fast); a released module's parameters stay when
+// used again within stage3_max_reuse_distance elements (L546-552: about half of it across the
+// forward-backward turn); on top, the tensor being run. Persistent parameters come apart. With
+// gradient accumulation the embedding, which has no post-backward hook, stays gathered into the
+// next micro-batch uncounted by the window (layout.cpp: all releases but v0.16.0-v0.16.7).
+double zero3_gathered_elements(const Config& c, const StageParams& p, double all) {
+  const double persistent = zero3_persistent_elements(c, p);
+  const double window = std::max(c.zero3.prefetch_bucket > 0 ? c.zero3.max_live : 0.0, c.zero3.max_reuse_distance / 2.0);
+  double gathered = std::min(all - persistent, p.largest_tensor + window);
+  if (c.num_microbatches > 1 && p.first && c.zero3.embedding_outside_window) gathered = std::min(all - persistent, gathered + p.embedding);
+  return gathered + persistent;
+}
+
 // Unsharded FSDP/ZeRO-3 units in forward and backward (fsdp_units_fwd, fsdp_units_bwd).
 void fsdp_units(const Config& c, const StageParams& p, const StateBytes& b, Transients& x) {
   const double gathered = gathered_bytes(c, b);
@@ -43,6 +73,13 @@ void fsdp_units(const Config& c, const StageParams& p, const StateBytes& b, Tran
     // in the reduce dtype (fp32) until the last micro-batch.
     x.fsdp_units_fwd = gathered * all;
     x.fsdp_units_bwd = gathered * all + 4.0 * all;
+  } else if (c.zero_stage == 3 && c.sharding == Sharding::kZero) {
+    // DeepSpeed gathers parameter by parameter, not in layer units; backward adds the current
+    // layer's 16-bit gradients before they enter the reduce bucket.
+    const double elements = zero3_gathered_elements(c, p, all);
+    const double bytes = four_bit ? linear : gathered;
+    x.fsdp_units_fwd = bytes * elements;
+    x.fsdp_units_bwd = bytes * elements + b.grad * p.largest_unit;
   } else if (c.zero_stage == 3 && c.sharding != Sharding::kFsdpGradOp) {
     // Current unit + one prefetched unit; backward adds the current unit's
     // unsharded gradient before reduce-scatter (DeepSpeed estimate_zero3: 4 B x

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "choices.h"
+#include "release.h"
 #include "enum_names.h"
 #include "steps.h"
 #include "trainfit/catalog.h"
@@ -25,7 +26,7 @@ constexpr Choice<ReportStage> kReportStages[] = {
 Result<bool> resolve_held_layer_inputs(const Request& r, Config& c, Notes& notes) {
   const bool fsdp1 = c.zero_stage == 3 && c.sharding != Sharding::kZero && c.fsdp_version == 1;
   const bool applies = fsdp1 && c.recompute == Recompute::kFull && c.adapter != Adapter::kNone &&
-                       c.frozen_unit_grads == FrozenUnitGrads::kNone;
+                       c.frozen_unit_grads == FrozenUnitGrads::kNone && c.use_reentrant;
   if (r.held_layer_inputs) {
     if (*r.held_layer_inputs && !(fsdp1 && c.recompute == Recompute::kFull)) {
       return make_error(ErrorCode::kInconsistent, "held_layer_inputs",
@@ -82,6 +83,40 @@ Result<bool> check_allgather_bucket(const Request& r) {
   return true;
 }
 
+// DeepSpeed ZeRO-3's gathering knobs: elements from 0 (0.9 x hidden^2 and 10 x hidden where
+// transformers' integrations/deepspeed.py trainer_config_finalize fills "auto", as accelerate does).
+Result<bool> resolve_zero3_knobs(const Request& r, Config& c) {
+  const double h = static_cast<double>(c.geo.hidden);
+  struct Knob {
+    const std::optional<std::string>& text;
+    const char* field;
+    double* out;
+    double auto_value;  // 0: "auto" is not a value DeepSpeed's users get filled
+  };
+  const Knob knobs[] = {
+      {r.stage3_prefetch_bucket_size, "stage3_prefetch_bucket_size", &c.zero3.prefetch_bucket, std::floor(0.9 * h * h)},
+      {r.stage3_max_live_parameters, "stage3_max_live_parameters", &c.zero3.max_live, 0},
+      {r.stage3_max_reuse_distance, "stage3_max_reuse_distance", &c.zero3.max_reuse_distance, 0},
+      {r.stage3_param_persistence_threshold, "stage3_param_persistence_threshold", &c.zero3.persistence_threshold, 10.0 * h},
+  };
+  // The embedding has no post-backward hook and stays gathered into the next micro-batch, outside
+  // the window's count, except in v0.16.0-v0.16.7, whose counter resets only at optimizer steps
+  // (partitioned_param_coordinator.py; reset per forward again from v0.16.8, PR #7258).
+  int release[3] = {0, 0, 0};
+  c.zero3.embedding_outside_window = !(c.framework == Framework::kDeepSpeed && parse_release(c.framework_version, release) &&
+                                       !before(release, 0, 16) && before(release, 0, 16, 8));
+  for (const Knob& k : knobs) {
+    if (!k.text) continue;
+    const bool zero = *k.text == "0";
+    if (*k.text == "auto" && k.auto_value > 0) *k.out = k.auto_value;
+    else if (zero) *k.out = 0;
+    else if (!bucket_elements(*k.text, k.out)) {
+      return invalid(k.field, *k.text, k.auto_value > 0 ? "integer from 0 to 1e12, or auto" : "integer from 0 to 1e12");
+    }
+  }
+  return true;
+}
+
 Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   const Geometry& g = c.geo;
   Error e;
@@ -124,6 +159,8 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
   if (!bucket) return bucket;
   Result<bool> allgather = check_allgather_bucket(r);
   if (!allgather) return allgather;
+  Result<bool> knobs = resolve_zero3_knobs(r, c);
+  if (!knobs) return knobs;
   if (c.gpus_per_node == 0) {
     c.gpus_per_node = kDefaultGpusPerNode;
     c.gpus_per_node_assumed = true;

@@ -139,6 +139,7 @@ std::vector<Default> defaults_of(Framework f, const Request& r, bool multi_gpu) 
                        "CEWithChunkedOutputLoss stays eager (training/_compile.py)"});
       }
       out.push_back({"recompute", "full", "recipes/configs/*: enable_activation_checkpointing: True (training/memory.py)"});
+      out.push_back({"use_reentrant", "false", "training/_activation_checkpointing.py: torch's checkpoint_wrapper, NO_REENTRANT"});
       if (multi_gpu) out.push_back({"sharding", "fsdp-full", "training/_distributed.py shard_model: FSDP2 fully_shard"});
       if (adapter) out.push_back({"lora_targets", "all-linear", "llama3_1 8B LoRA configs: q_proj, v_proj, output_proj + MLP"});
       break;
@@ -148,12 +149,14 @@ std::vector<Default> defaults_of(Framework f, const Request& r, bool multi_gpu) 
       out.push_back({"logits_fp32", "true", "components/loss.py cross_entropy_loss: pred.float()"});
       out.push_back({"recompute", "full", "job_config.py ActivationCheckpoint: mode selective, option \"2\" (every 2nd block)"});
       if (!r.recompute) out.push_back({"recompute_every", "2", "job_config.py ActivationCheckpoint.selective_ac_option=\"2\""});
+      out.push_back({"use_reentrant", "false", "parallelize.py _apply_ac_to_transformer_block: ptd_checkpoint_wrapper, NO_REENTRANT by default"});
       if (multi_gpu) out.push_back({"sharding", "fsdp-full", "job_config.py Parallelism.data_parallel_shard_degree=-1: FSDP2 over all GPUs"});
       break;
     case Framework::kLitgpt:
       out.push_back({"precision", "bf16-mixed", "litgpt/utils.py get_default_supported_precision(training=True)"});
       out.push_back({"optimizer_impl", "foreach", "torch.optim.AdamW (foreach on CUDA)"});
       out.push_back({"loss", "chunked", "litgpt/utils.py chunked_cross_entropy(chunk_size=128), no upcast"});
+      out.push_back({"use_reentrant", "false", "Lightning's activation_checkpointing_policy: torch's checkpoint_wrapper, NO_REENTRANT"});
       if (adapter) out.push_back({"lora_dropout", "0.05", "finetune/lora.py setup: lora_dropout=0.05"});
       if (multi_gpu) {
         out.push_back({"sharding", "fsdp-full", "finetune/full.py: FSDPStrategy(auto_wrap_policy={Block})"});
@@ -224,6 +227,15 @@ std::vector<Default> release_defaults(Framework f, const int release[3], const R
     } else {
       out.push_back({"logits_shift_copy", "false",
                      "transformers >= 4.49 ForCausalLMLoss: labels padded and shifted, no logits copy (PR #35646)"});
+    }
+    if (before(release, 5, 0)) {
+      out.push_back({"use_reentrant", "true",
+                     "transformers < 5.0 modeling_utils.py gradient_checkpointing_enable: kwargs None -> "
+                     "{'use_reentrant': True} (4.38-4.57; torch.utils.checkpoint's default True before)"});
+    } else {
+      out.push_back({"use_reentrant", "false",
+                     "transformers >= 5.0 modeling_utils.py gradient_checkpointing_enable: kwargs None -> "
+                     "{'use_reentrant': False} (PR #43203)"});
     }
     if (adapter && before(release, 5, 0)) {
       out.push_back({"base_dtype", "fp32", "transformers 4.x from_pretrained: torch_dtype defaults to float32"});

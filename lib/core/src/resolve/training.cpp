@@ -103,6 +103,8 @@ Result<bool> resolve_activations(const Request& r, Config& c, Notes& notes) {
   if (!r.attention) notes.push_back("attention=flash");
   if (r.logits_fp32) c.logits_fp32 = *r.logits_fp32;
   if (r.held_logits) c.held_logits = *r.held_logits;
+  if (r.autocast_cache) c.autocast_cache = *r.autocast_cache;
+  if (r.use_reentrant) c.use_reentrant = *r.use_reentrant;
   constexpr Choice<LogitsUpcast> kUpcasts[] = {{"loss", LogitsUpcast::kInLoss}, {"forward", LogitsUpcast::kInForward}};
   if (!take_enum(r.logits_upcast, "logits_upcast", kUpcasts, &c.logits_upcast, &e)) return e;
   // HF's ForCausalLMLoss shifted the logits with a contiguous copy before 4.49; torchtune and
