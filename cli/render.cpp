@@ -135,7 +135,7 @@ void print_estimate_table(std::ostream& out, const Response& r) {
   // What the user's own logs will show (breakdown.measures), for holding trainfit to them.
   out << "  your logs: max_memory_allocated " << fixed(gib4(b.measures.max_memory_allocated))
       << ", max_memory_reserved " << fixed(gib4(b.measures.max_memory_reserved)) << ", nvidia-smi "
-      << fixed(gib4(b.measures.nvidia_smi)) << " GiB\n";
+      << fixed(gib4(b.measures.nvidia_smi)) << " GiB (the fit compares the nvidia-smi figure)\n";
   out << "  min_gpus_to_fit                     "
       << (r.min_gpus.gpus > 0 ? min_gpus_text(c, r.min_gpus.gpus) : "none: " + r.min_gpus.reason) << "\n";
   out << "    counted as                        " << min_gpus_rule(c) << "\n";

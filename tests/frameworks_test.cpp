@@ -673,3 +673,37 @@ TEST(Qlora, PrepareForKbitTrainingMakesTheRestFp32) {
 
 }  // namespace
 }  // namespace trainfit::testing
+
+namespace trainfit::testing {
+namespace {
+
+// The caching allocator's reserve above the allocated peak (transients.cpp overheads). Without
+// expandable segments: at least the loss' forward buffers, and a length curriculum of n rising
+// lengths keeps (n-1)/2 of the longest step's largest buffers besides (get_free_block serves a
+// request only from a block at least as large). With expandable_segments:True a freed block
+// merges with its free neighbours in the one growing segment: only the 5% floor stays.
+TEST(Allocator, ExpandableSegmentsKeepOnlyTheFloor) {
+  const std::string spec = "model=llama3-8b,num_gpus=1,gpu=h200,micro_batch=2,seq_length=4096,precision=bf16,"
+                           "adapter=lora,recompute=full";
+  const Breakdown plain = estimate_of(spec);
+  EXPECT_DOUBLE_EQ(plain.overheads.allocator,
+                   std::max(0.05 * plain.stage.tensor_peak, plain.stage.transients.loss_forward));
+  const Breakdown rising = estimate_of(spec + ",batch_lengths=rising,rising_lengths=5");
+  EXPECT_DOUBLE_EQ(rising.overheads.allocator - plain.overheads.allocator,
+                   2.0 * std::max(plain.stage.transients.loss_forward, plain.stage.transients.loss_backward));
+  for (const std::string more : {"", ",rising_lengths=5"}) {
+    const Breakdown expandable = estimate_of(spec + ",alloc_conf=expandable_segments:True" + more);
+    EXPECT_DOUBLE_EQ(expandable.overheads.allocator, 0.05 * expandable.stage.tensor_peak) << more;
+  }
+  // Random order is judged at its longest length, as fixed steps are.
+  EXPECT_DOUBLE_EQ(estimate_of(spec + ",batch_lengths=random").per_gpu_total, plain.per_gpu_total);
+  EXPECT_EQ(config_of(spec + ",rising_lengths=3").batch_lengths, BatchLengths::kRising);
+  // Bad input names the field: torch's own parser refuses unknown options and other spellings.
+  EXPECT_EQ(error_of(spec + ",alloc_conf=expandable_segments:yes").field, "alloc_conf");
+  EXPECT_EQ(error_of(spec + ",alloc_conf=garbage:1").field, "alloc_conf");
+  EXPECT_EQ(error_of(spec + ",batch_lengths=sorted").field, "batch_lengths");
+  EXPECT_EQ(error_of(spec + ",batch_lengths=random,rising_lengths=4").field, "rising_lengths");
+}
+
+}  // namespace
+}  // namespace trainfit::testing

@@ -6,6 +6,7 @@ in bf16 or fp32, under autocast or not, alone or wrapped in DDP. Each case runs 
 own, so nvidia-smi's figure is that case's alone.
 
   python3 tests/fidelity/hf_stack.py --measure FILE          # on a GPU host (torch, transformers, peft)
+  python3 tests/fidelity/hf_stack.py --measure FILE --allocator   # expandable segments, checkpoint styles
   /usr/bin/python3 tests/fidelity/hf_stack.py --judge FILE --trainfit build/cli/trainfit [--write MD]
 
 --judge asks trainfit each case in the words a user of that stack has (framework hf, the
@@ -67,6 +68,19 @@ VARYING = [
 ]
 
 
+# The allocator and checkpointing conventions, both sides of each (issue 35, point 5): the varying
+# lengths again under PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (set for the case's own
+# process), and checkpointing reentrant against non-reentrant.
+ALLOCATOR = [dict(v, name=v["name"] + ", expandable segments", alloc_conf="expandable_segments:True") for v in VARYING] + [
+    dict(name="lora all-linear, bf16 base, autocast, expandable segments", base="bf16", autocast=True,
+         lora=dict(r=16, targets=ALL_LINEAR), alloc_conf="expandable_segments:True"),
+    dict(name="lora all-linear, bf16 base, autocast, reentrant checkpointing", base="bf16", autocast=True,
+         lora=dict(r=16, targets=ALL_LINEAR), checkpointing=True, reentrant=True),
+    dict(name="full, bf16 base, reentrant checkpointing", base="bf16", autocast=False, checkpointing=True, reentrant=True),
+    dict(name="full, bf16 base, non-reentrant checkpointing", base="bf16", autocast=False, checkpointing=True),
+]
+
+
 def run_case(case):
     """One case, in this process: three steps, the last one measured."""
     import torch
@@ -84,7 +98,7 @@ def run_case(case):
         model = model.to(torch.bfloat16)
     model = model.cuda()
     if case.get("checkpointing"):
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": case.get("reentrant", False)})
         model.enable_input_require_grads()
     lora = case.get("lora")
     versions = dict(torch=torch.__version__, transformers=transformers.__version__)
@@ -146,8 +160,11 @@ def run_case(case):
 def measure_all(path, cases):
     results, started = [], time.time()
     for case in cases:
+        env = dict(os.environ)
+        if case.get("alloc_conf"):
+            env["PYTORCH_CUDA_ALLOC_CONF"] = case["alloc_conf"]  # read once, when torch starts
         proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(case)], capture_output=True, text=True,
-                              timeout=300)
+                              timeout=300, env=env)
         if proc.returncode != 0:
             results.append(dict(case=case, error=proc.stderr.strip()[-2000:]))
             print(f"FAILED {case['name']}: {proc.stderr.strip()[-400:]}", flush=True)
@@ -180,6 +197,8 @@ def request_for(case, versions):
              framework_version=versions["transformers"].split("+")[0], attention="flash", optimizer="adamw",
              runtime_overhead=False, gpu_memory_gb=1000, num_gpus=1, zero_stage=0,
              recompute="full" if case.get("checkpointing") else "none")
+    if case.get("checkpointing"):
+        r["use_reentrant"] = case.get("reentrant", False)
     # Trainer --bf16 is autocast over whatever the model holds; without autocast a bf16 model
     # is pure bf16 and an fp32 one pure fp32.
     r["precision"] = "bf16" if case["autocast"] else ("bf16-true" if case["base"] == "bf16" else "fp32")
@@ -203,11 +222,15 @@ def reserved_request(case, versions):
     longest, and lengths that only rise are `rising_lengths`."""
     r = request_for(case, versions)
     r["runtime_overhead"] = True
+    if case.get("alloc_conf"):
+        r["alloc_conf"] = case["alloc_conf"]
     seqs = case.get("seqs")
     if seqs:
         r["seq_length"] = max(seqs)
         if seqs == sorted(seqs):
-            r["rising_lengths"] = len(set(seqs))
+            r.update(batch_lengths="rising", rising_lengths=len(set(seqs)))
+        else:
+            r["batch_lengths"] = "random"
     return r
 
 
@@ -272,6 +295,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--measure", metavar="FILE")
     parser.add_argument("--varying", action="store_true", help="with --measure: the varying-length cases")
+    parser.add_argument("--allocator", action="store_true",
+                        help="with --measure: expandable segments and checkpointing styles, both sides")
     parser.add_argument("--judge", metavar="FILE", help="compare trainfit with measurements written by --measure")
     parser.add_argument("--trainfit", help="the trainfit binary (with --judge)")
     parser.add_argument("--write", metavar="MD", help="with --judge: write the table here")
@@ -285,7 +310,7 @@ def main():
         print(json.dumps(run_case(json.loads(args.one))))
         return 0
     if args.measure:
-        measure_all(args.measure, VARYING if args.varying else CASES)
+        measure_all(args.measure, VARYING if args.varying else ALLOCATOR if args.allocator else CASES)
         return 0
     if args.judge and args.trainfit:
         return judge(args.judge, args.trainfit, args.write, args.known_miss, args.reserved)

@@ -45,12 +45,14 @@ def ddp(model, device):
     if device == "cuda":
         return torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
     # What the Reducer allocates at construction (its buckets) lives outside every step: the CPU
-    # peak counts it among the bytes live at the step's start (live_bytes).
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        wrapped = torch.nn.parallel.DistributedDataParallel(model)
-    wrapped.construction_bytes = sum(e.nbytes() for e in prof.profiler.kineto_results.events()
-                                     if e.name() == "[memory]")
+    # peak counts it among the bytes live at the step's start (live_bytes). The sizes come from
+    # the Reducer itself (its logging data), not from the memory events around the constructor:
+    # the constructor's parameter broadcast copies every parameter into a buffer that gloo frees
+    # on its own thread, inside the window in one run and after it in another (+13.4 MiB, seen
+    # failing a CI run).
+    wrapped = torch.nn.parallel.DistributedDataParallel(model)
+    sizes = wrapped._get_ddp_logging_data().get("bucket_sizes", "")
+    wrapped.construction_bytes = sum(int(n) for n in str(sizes).split(",") if n.strip())
     # A world of one's all-reduce is the identity. gloo's copies the bucket on its own thread and
     # frees it when its Work is released, a time that varies from run to run (a gradient-sized
     # buffer, 13.4 MiB here, now in the peak and now not); NCCL's all-reduce on a GPU works in

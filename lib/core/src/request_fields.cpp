@@ -131,6 +131,8 @@ const std::vector<Row>& rows() {
       {{"offload_optimizer", "offload-optimizer", FieldKind::kBool, "true|false", "optimizer states, master weights and fp32 gradients in host RAM; under DeepSpeed ZeRO-3 its 16-bit gradient partitions too (the GPU keeps the reduce bucket)", FieldGroup::kParallelism}, &Request::offload_optimizer},
       {{"offload_params", "offload-params", FieldKind::kBool, "true|false", "parameters in host RAM (ZeRO-3/FSDP only)", FieldGroup::kParallelism}, &Request::offload_params},
       {{"runtime_overhead", "runtime-overhead", FieldKind::kBool, "true|false", "count CUDA context, NCCL buffers and allocator reserve", FieldGroup::kCluster}, &Request::runtime_overhead},
+      {{"batch_lengths", "batch-lengths", FieldKind::kString, "fixed|rising|random", "how step lengths vary: fixed (every step at seq_length), rising (a length curriculum through rising_lengths values: the allocator keeps each shorter step's segments), random (padded to each batch's longest, in random order: judged at seq_length, the longest)", FieldGroup::kTraining}, &Request::batch_lengths},
+      {{"alloc_conf", "alloc-conf", FieldKind::kString, "PYTORCH_CUDA_ALLOC_CONF text, e.g. expandable_segments:True", "the job's PYTORCH_CUDA_ALLOC_CONF: expandable_segments:True lets freed blocks merge and be reused at any size (no reserve beyond 5%, no growth over rising lengths)", FieldGroup::kCluster}, &Request::alloc_conf},
       {{"rising_lengths", "rising-lengths", FieldKind::kInt, "integer >= 1", "steps whose lengths rise through N evenly spaced values up to seq_length (a length curriculum): the allocator reserve grows", FieldGroup::kTraining}, &Request::rising_lengths},
   };
   return table;

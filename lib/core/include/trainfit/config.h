@@ -20,6 +20,8 @@ enum class Norm { kRmsNorm, kLayerNorm };
 // libraries key their workspace sizes on (compute capability 9.0 is Hopper).
 enum class GpuArchitecture { kOther, kVolta, kTuring, kAmpere, kAda, kHopper, kBlackwell, kCdna2, kCdna3 };
 enum class Bias { kNone, kQkv, kAll };
+// How step lengths vary across the run (the caching allocator keeps what earlier steps took).
+enum class BatchLengths { kFixed, kRising, kRandom };
 enum class Precision { kFp32, kBf16, kBf16Amp, kFp16Amp, kFp8 };
 enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor, kLion };
 // PyTorch's three optimizer implementations: multi-tensor (the CUDA default), fused
@@ -200,6 +202,8 @@ struct Config {
   bool offload_params = false;
   bool runtime_overhead = true;
   int64_t rising_lengths = 1;  // distinct step lengths, rising to seq_length (1: every step alike)
+  BatchLengths batch_lengths = BatchLengths::kFixed;
+  bool expandable_segments = false;  // PYTORCH_CUDA_ALLOC_CONF expandable_segments:True
 
   int64_t model_parallel() const { return tp * pp * cp; }
   int64_t data_parallel() const { return num_gpus / (tp * pp * cp); }

@@ -118,6 +118,8 @@ struct Request {
   std::optional<bool> offload_optimizer;
   std::optional<bool> offload_params;
   std::optional<bool> runtime_overhead;
+  std::optional<std::string> batch_lengths;  // fixed|rising|random
+  std::optional<std::string> alloc_conf;     // PYTORCH_CUDA_ALLOC_CONF
   std::optional<int64_t> rising_lengths;     // steps whose lengths rise through N values up to seq_length
 };
 

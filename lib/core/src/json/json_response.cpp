@@ -211,6 +211,10 @@ void config_layout(JsonWriter& w, const Config& c) {
   w.key("sharding").string(to_string(c.sharding)).key("gpu").string(c.gpu_name);
   w.key("offload_optimizer").boolean(c.offload_optimizer).key("offload_params").boolean(c.offload_params);
   w.key("runtime_overhead").boolean(c.runtime_overhead).key("rising_lengths").integer(c.rising_lengths);
+  w.key("batch_lengths").string(c.batch_lengths == BatchLengths::kRising   ? "rising"
+                                : c.batch_lengths == BatchLengths::kRandom ? "random"
+                                                                           : "fixed");
+  w.key("expandable_segments").boolean(c.expandable_segments);
   w.key("gpus_per_node").integer(c.gpus_per_node).key("gpus_per_node_assumed").boolean(c.gpus_per_node_assumed);
 }
 

@@ -163,6 +163,9 @@ void read_config_layout(const json& c, Config& out) {
   out.offload_params = flag(c, "offload_params");
   out.runtime_overhead = flag(c, "runtime_overhead");
   out.rising_lengths = c.value("rising_lengths", int64_t{1});
+  const std::string lengths = c.value("batch_lengths", std::string("fixed"));
+  out.batch_lengths = lengths == "rising" ? BatchLengths::kRising : lengths == "random" ? BatchLengths::kRandom : BatchLengths::kFixed;
+  out.expandable_segments = c.value("expandable_segments", false);
   out.gpus_per_node = c.value("gpus_per_node", int64_t{0});
   out.gpus_per_node_assumed = c.value("gpus_per_node_assumed", false);
 }

@@ -373,6 +373,15 @@ Overheads overheads(const Config& c, double tensor_peak, const Transients& x) {
   // for requests that fit it), so the peak's own blocks come on top. Measured
   // (tests/fidelity/gpu/hf_stack-h200.json, transformers 5.17): reserved - allocated =
   // 214-458 MiB, median 396, where the loss' forward buffers are 375 MiB and 5% is 53-156.
+  // With expandable segments (PYTORCH_CUDA_ALLOC_CONF expandable_segments:True) a stream's blocks
+  // live in one segment that grows by mapping pages, and a freed block merges with its free
+  // neighbours (CUDACachingAllocator.cpp ExpandableSegment, map_block / release_block): the loss'
+  // freed buffers serve the peak's requests, and longer steps extend the segment rather than
+  // take new ones. Only the 5% floor stays. Derived from the source; no GPU measurement yet.
+  if (c.expandable_segments) {
+    o.allocator = 0.05 * tensor_peak;
+    return o;
+  }
   o.allocator = std::max(0.05 * tensor_peak, x.loss_forward);
   // Steps whose lengths rise (a length curriculum, batches sorted by length): a cached block
   // serves only requests no larger than itself (CUDACachingAllocator.cpp get_free_block), so

@@ -220,7 +220,8 @@ Result<bool> resolve_hardware(const Request& r, Config& c, Notes& notes) {
   if (r.runtime_overhead) c.runtime_overhead = *r.runtime_overhead;
   Error e;
   if (!take_enum(r.fit_bound, "fit_bound", kFitBounds, &c.fit_bound, &e)) return e;
-  if (!take_int(r.rising_lengths, "rising_lengths", 1, 100000, &c.rising_lengths, &e)) return e;
+  Result<bool> allocator = resolve_allocator(r, c, notes);
+  if (!allocator) return allocator;
   if (c.offload_params && c.zero_stage != 3) {
     return make_error(ErrorCode::kInconsistent, "offload_params",
                       "offload_params=true needs parameter sharding: zero_stage=3 or sharding=fsdp-full|fsdp-hybrid");

@@ -26,5 +26,7 @@ Result<Request> apply_framework(const Request& request, Framework* framework, st
 Result<bool> resolve_geometry(const Request& r, Config* c, Notes* notes);
 Result<bool> resolve_training(const Request& r, Config* c, Notes* notes);
 Result<bool> resolve_layout(const Request& r, Config* c, Notes* notes);
+// batch_lengths, rising_lengths and alloc_conf (allocator.cpp), from resolve_layout.
+Result<bool> resolve_allocator(const Request& r, Config& c, Notes& notes);
 
 }  // namespace trainfit::resolving
