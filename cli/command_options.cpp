@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,103 @@
 namespace po = boost::program_options;
 
 namespace trainfit::cli {
+
+po::options_description help_group(const std::string& caption) {
+  constexpr unsigned kUnwrapped = 1000000;
+  return po::options_description(caption, kUnwrapped, kUnwrapped / 2);
+}
+
+namespace {
+
+unsigned terminal_columns() {
+  if (const char* text = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(text, &end, 10);
+    if (end != text && *end == '\0' && value >= 40 && value <= 100000) return static_cast<unsigned>(value);
+  }
+  return 80;
+}
+
+// Where a word longer than `width` may be cut: after its last separator within width, else at width.
+size_t cut_point(const std::string& word, size_t width) {
+  const size_t after = word.find_last_of("-|,/_.:=", width - 1);
+  return after != std::string::npos && after > 0 ? after + 1 : width;
+}
+
+// `text` in lines of at most `width` characters, each after `indent` spaces (the first after
+// `first`, already written): breaks at spaces, long words cut by cut_point.
+void wrap(std::ostringstream& out, const std::string& text, size_t width, size_t indent, size_t first) {
+  std::istringstream in(text);
+  std::string word;
+  size_t used = first;
+  bool line_empty = true;
+  auto newline = [&] {
+    out << "\n" << std::string(indent, ' ');
+    used = indent;
+    line_empty = true;
+  };
+  while (in >> word) {
+    while (word.size() > width) {  // no line can hold it
+      if (!line_empty) newline();
+      const size_t cut = cut_point(word, width);
+      out << word.substr(0, cut);
+      word.erase(0, cut);
+      newline();
+    }
+    if (!line_empty && used + 1 + word.size() > indent + width) newline();
+    if (!line_empty) {
+      out << ' ';
+      ++used;
+    }
+    out << word;
+    used += word.size();
+    line_empty = false;
+  }
+}
+
+}  // namespace
+
+std::string help_text(const po::options_description& options) {
+  std::ostringstream wide;
+  wide << options;
+  const size_t columns = terminal_columns();
+  // The description column boost chose for the widest option, kept unless it takes over half the line.
+  size_t column = 0;
+  std::istringstream lines(wide.str());
+  std::vector<std::string> all;
+  for (std::string line; std::getline(lines, line);) all.push_back(line);
+  for (const std::string& line : all) {
+    if (line.rfind("  -", 0) != 0) continue;
+    const size_t spec_end = line.find("  ", 2);
+    if (spec_end == std::string::npos) continue;
+    const size_t desc = line.find_first_not_of(' ', spec_end);
+    if (desc != std::string::npos) column = std::max(column, desc);
+  }
+  column = std::min(column, columns / 2);
+  std::ostringstream out;
+  for (const std::string& line : all) {
+    const size_t spec_end = line.rfind("  -", 0) == 0 ? line.find("  ", 2) : std::string::npos;
+    if (line.size() <= columns || spec_end == std::string::npos) {
+      out << line << "\n";
+      continue;
+    }
+    const std::string spec = line.substr(0, spec_end);
+    const size_t desc = line.find_first_not_of(' ', spec_end);
+    const std::string text = desc == std::string::npos ? "" : line.substr(desc);
+    out << spec;
+    size_t first = spec.size();
+    if (spec.size() + 1 > column) {
+      out << "\n" << std::string(column, ' ');
+      first = column;
+    } else {
+      out << std::string(column - spec.size(), ' ');
+      first = column;
+    }
+    wrap(out, text, columns - column, column, first);
+    out << "\n";
+  }
+  return out.str();
+}
 
 std::string first_positional(const po::parsed_options& parsed) {
   for (const po::option& option : parsed.options) {
@@ -55,7 +154,7 @@ bool parse_command(int argc, char** argv, po::options_description& visible, cons
     return false;
   }
   if (vm.count("help")) {
-    std::cout << "usage: trainfit " << argv[0] << " [options]\n\n" << visible << "\n";
+    std::cout << "usage: trainfit " << argv[0] << " [options]\n\n" << help_text(visible) << "\n";
     *exit_code = 0;
     return false;
   }

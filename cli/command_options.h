@@ -11,6 +11,14 @@
 
 namespace trainfit::cli {
 
+// An options group for --help. boost never wraps it (one line per option); help_text wraps it.
+boost::program_options::options_description help_group(const std::string& caption);
+
+// The options' help wrapped at the terminal's width ($COLUMNS where set, 40 to 100000, else 80):
+// boost cuts a word longer than its column anywhere ("to rchtitan"); here a long word is cut
+// only after a separator (- | , / _ . : =), and only where no whole word fits.
+std::string help_text(const boost::program_options::options_description& options);
+
 // Parses argv (argv[0] = the command) into vm; returns false when the command is done:
 // --help printed (*exit_code 0) or a usage error printed on stderr (*exit_code 2).
 bool parse_command(int argc, char** argv, boost::program_options::options_description& visible,

@@ -80,10 +80,10 @@ bool parse(int argc, char** argv, po::options_description& visible, const po::op
 }
 
 int run_request_command(const std::string& command, int argc, char** argv) {
-  po::options_description visible("options");
+  po::options_description visible = trainfit::cli::help_group("options");
   po::options_description hidden;
   visible.add_options()("help,h", "show this help");
-  po::options_description output("output");
+  po::options_description output = trainfit::cli::help_group("output");
   if (command != "min-gpus") {
     output.add_options()("format", po::value<std::string>()->default_value("table"),
                          command == "sweep" ? "table|csv|json" : "table|json|csv");
@@ -157,7 +157,7 @@ int run_request_command(const std::string& command, int argc, char** argv) {
 }
 
 int run_catalog_command(const std::string& command, int argc, char** argv) {
-  po::options_description visible("options");
+  po::options_description visible = trainfit::cli::help_group("options");
   visible.add_options()("help,h", "show this help")(
       "format", po::value<std::string>()->default_value("table"), "table|json");
   po::variables_map vm;

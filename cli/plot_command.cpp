@@ -147,9 +147,9 @@ int write_output(const std::string& out, const std::string& svg) {
 }  // namespace
 
 int run_plot(int argc, char** argv) {
-  po::options_description visible("options");
+  po::options_description visible = help_group("options");
   po::options_description hidden;
-  po::options_description output("output");
+  po::options_description output = help_group("output");
   visible.add_options()("help,h", "show this help");
   output.add_options()(
       "out", po::value<std::string>()->value_name("FILE"),

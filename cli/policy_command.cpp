@@ -366,10 +366,10 @@ void print_html(std::ostream& out, const std::vector<Row>& rows, const Site& sit
 }  // namespace
 
 int run_policy(int argc, char** argv) {
-  po::options_description visible("options");
+  po::options_description visible = help_group("options");
   po::options_description hidden;
-  po::options_description matrix("matrix (each list's values, one row per combination)");
-  po::options_description output("output");
+  po::options_description matrix = help_group("matrix (each list's values, one row per combination)");
+  po::options_description output = help_group("output");
   visible.add_options()("help,h", "show this help");
   matrix.add_options()(
       "models", po::value<std::string>()->value_name("LIST"), "models, comma-separated (default: --model)")(

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "command_options.h"
 #include "render.h"
 #include "trainfit/json.h"
 
@@ -38,7 +39,7 @@ void print_answer(const remote::Outcome& outcome, const std::string& format, int
 }  // namespace
 
 void add_client_options(po::options_description& visible) {
-  po::options_description client("endpoint (ask a trainfit service)");
+  po::options_description client = help_group("endpoint (ask a trainfit service)");
   client.add_options()
       ("endpoint", po::value<std::string>()->value_name("URL[,URL...]"),
        "ask these trainfit services (in order) instead of computing locally; same output (/usr/share/doc/trainfit/service.md)")

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "command_options.h"
 #include "trainfit/admission.h"
 #include "trainfit/catalog.h"
 #include "trainfit/config.h"
@@ -46,7 +47,7 @@ std::vector<std::string> request_option_groups() {
 }
 
 void add_request_options(po::options_description& visible, po::options_description& hidden) {
-  po::options_description files(kFilesGroup);
+  po::options_description files = help_group(kFilesGroup);
   files.add_options()
       ("request", po::value<std::string>()->value_name("FILE"), "request JSON file ('-' = stdin); flags override it")
       ("hf-config", po::value<std::string>()->value_name("PATH"),
@@ -56,7 +57,7 @@ void add_request_options(po::options_description& visible, po::options_descripti
        "flags override it");
   visible.add(files);
   for (const FieldGroup group : kGroupOrder) {
-    po::options_description section(field_group_title(group));
+    po::options_description section = help_group(field_group_title(group));
     for (const FieldSpec& field : request_fields()) {
       if (field.group == group) add_field_option(field, section, hidden);
     }

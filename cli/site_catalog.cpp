@@ -153,7 +153,7 @@ void print_band(const admission::Policy& policy) {
 }
 
 int run_check_config(int argc, char** argv, const std::string& catalog_dir_option) {
-  po::options_description visible("options");
+  po::options_description visible = help_group("options");
   visible.add_options()("help,h", "show this help")(
       "quiet,q", "no summary line and no notes when everything is valid")(
       "keys", "list the keys trainfit.conf knows, one per line, and exit")(
@@ -178,7 +178,7 @@ int run_check_config(int argc, char** argv, const std::string& catalog_dir_optio
                  "Checks FILE (default " << kDefaultConf << ") with the job_submit plugin's own parser and the site\n"
                  "catalogs (--catalog-dir, $TRAINFIT_CATALOG_DIR or /etc/trainfit): every problem as\n"
                  "FILE:LINE: message. Exit 0 when everything is valid, 2 otherwise.\n\n"
-              << visible << "\n";
+              << help_text(visible) << "\n";
     return 0;
   }
   if (vm.count("keys")) {

@@ -8,6 +8,8 @@
 #   trainfit.conf.5   copied (its keys are checked against the parser by tests/man_test.sh).
 # usage: gen_man.sh TRAINFIT SRCDIR OUTDIR
 set -euo pipefail
+# One line per option (help_group: $COLUMNS): the man page wraps the text itself, and no word is split.
+export COLUMNS=100000
 T=$1 SRC=$2 OUT=$3
 mkdir -p "$OUT"
 version=$("$T" --version | awk '{print $2}')

@@ -80,7 +80,7 @@ bool parse_listen(const std::string& text, ServeOptions& o) {
 
 // Returns false (with *exit_code set) when the command is done: --help or bad options.
 bool parse_options(int argc, char** argv, ServeOptions& o, int* exit_code) {
-  po::options_description visible("options");
+  po::options_description visible = trainfit::cli::help_group("options");
   std::string listen = "127.0.0.1:8080";
   visible.add_options()("help,h", "show this help")
       ("listen", po::value(&listen)->value_name("HOST:PORT")->default_value(listen), "address to listen on (port 0: any free port)")
@@ -109,7 +109,7 @@ bool parse_options(int argc, char** argv, ServeOptions& o, int* exit_code) {
     return false;
   }
   if (vm.count("help")) {
-    std::cout << "usage: trainfit serve [options]\n\n" << visible
+    std::cout << "usage: trainfit serve [options]\n\n" << trainfit::cli::help_text(visible)
               << "\nSignals: SIGHUP reads the site catalogs (--catalog-dir) again; SIGTERM or SIGINT stops\n"
                  "after the requests in flight.\n";
     *exit_code = 0;
