@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <iostream>
 #include <numeric>
@@ -113,6 +114,47 @@ std::string help_text(const po::options_description& options) {
   return out.str();
 }
 
+// What frameworks call a request field, for "unknown option" (HF TrainingArguments, Megatron-LM,
+// torchrun, DeepSpeed, torchtune): the flag it means, and what it is there.
+struct Spelling {
+  const char* word;  // lower case, '-' for '_'
+  const char* flag;
+  const char* there;
+};
+constexpr Spelling kFrameworkSpellings[] = {
+    {"batch-size", "micro-batch", "the per-GPU batch"},
+    {"per-device-train-batch-size", "micro-batch", "HF's per-GPU batch"},
+    {"micro-batch-size", "micro-batch", "Megatron's per-GPU batch"},
+    {"train-micro-batch-size-per-gpu", "micro-batch", "DeepSpeed's per-GPU batch"},
+    {"seq-len", "seq", "the sequence length"},
+    {"max-seq-len", "seq", "the sequence length"},
+    {"max-seq-length", "seq", "the sequence length"},
+    {"max-length", "seq", "the sequence length"},
+    {"sequence-length", "seq", "the sequence length"},
+    {"ngpus", "gpus", "the job's GPU count"},
+    {"world-size", "gpus", "the job's GPU count"},
+    {"nproc-per-node", "gpus-per-node", "torchrun's processes per node"},
+    {"gradient-accumulation-steps", "microbatches", "micro-batches per step"},
+    {"tensor-model-parallel-size", "tp", "Megatron's tensor parallelism"},
+    {"pipeline-model-parallel-size", "pp", "Megatron's pipeline parallelism"},
+    {"context-parallel-size", "cp", "Megatron's context parallelism"},
+    {"expert-model-parallel-size", "ep", "Megatron's expert parallelism"},
+    {"gradient-checkpointing", "recompute", "recompute=full"},
+    {"lora-r", "lora-rank", "the LoRA rank"},
+    {"num-layers", "layers", "the layer count"},
+};
+
+std::string framework_spelling(const std::string& name, const std::vector<std::string>& flags) {
+  std::string word = name;
+  for (char& ch : word) ch = ch == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const Spelling& s : kFrameworkSpellings) {
+    if (word == s.word && std::find(flags.begin(), flags.end(), s.flag) != flags.end()) {
+      return std::string("trainfit's word is '--") + s.flag + "', " + s.there;
+    }
+  }
+  return "";
+}
+
 std::string first_positional(const po::parsed_options& parsed) {
   for (const po::option& option : parsed.options) {
     if (option.string_key.empty() && !option.value.empty()) return option.value.front();
@@ -143,8 +185,12 @@ bool parse_command(int argc, char** argv, po::options_description& visible, cons
     while (!name.empty() && name[0] == '-') name.erase(0, 1);
     std::vector<std::string> flags;
     for (const auto& option : visible.options()) flags.push_back(option->long_name());
-    const std::string hint = did_you_mean(name, flags);
-    std::cerr << "trainfit: unknown option '--" << name << "'" << (hint.empty() ? "" : " (did you mean '--" + hint + "'?)")
+    std::string hint = framework_spelling(name, flags);
+    if (hint.empty()) {
+      const std::string close = did_you_mean(name, flags);
+      if (!close.empty()) hint = "did you mean '--" + close + "'?";
+    }
+    std::cerr << "trainfit: unknown option '--" << name << "'" << (hint.empty() ? "" : " (" + hint + ")")
               << "; see 'trainfit " << argv[0] << " --help'\n";
     *exit_code = 2;
     return false;

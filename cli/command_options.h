@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trainfit/request.h"
 
@@ -18,6 +19,10 @@ boost::program_options::options_description help_group(const std::string& captio
 // boost cuts a word longer than its column anywhere ("to rchtitan"); here a long word is cut
 // only after a separator (- | , / _ . : =), and only where no whole word fits.
 std::string help_text(const boost::program_options::options_description& options);
+
+// A flag as a framework spells it (--batch-size, --seq-len, --tensor-model-parallel-size): the
+// hint naming trainfit's flag among `flags`, "" when it is no such spelling.
+std::string framework_spelling(const std::string& name, const std::vector<std::string>& flags);
 
 // Parses argv (argv[0] = the command) into vm; returns false when the command is done:
 // --help printed (*exit_code 0) or a usage error printed on stderr (*exit_code 2).

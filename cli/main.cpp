@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -79,19 +80,49 @@ bool parse(int argc, char** argv, po::options_description& visible, const po::op
   return cli::parse_command(argc, argv, visible, hidden, vm, exit_code);
 }
 
+// min-gpus: the bare number on stdout (scripts read it), or JSON. How the count was made goes
+// to stderr, as notes do, only where it decided the answer: whole nodes beyond one.
+int print_min_gpus(const Response& r, const std::string& format) {
+  const Config& c = r.resolved.config;
+  const int64_t gpus = r.min_gpus.gpus;
+  if (format == "json") {
+    nlohmann::ordered_json out;
+    out["min_gpus_to_fit"] = gpus > 0 ? nlohmann::ordered_json(gpus) : nlohmann::ordered_json(nullptr);
+    out["counted_as"] = min_gpus_rule(c);
+    out["fit_bound"] = to_string(c.fit_bound);
+    if (gpus == 0) out["reason"] = r.min_gpus.reason;
+    std::cout << out.dump(2) << "\n";
+    return gpus > 0 ? kFits : kOom;
+  }
+  if (gpus > 0) {
+    if (c.gpus_per_node > 0 && gpus > c.gpus_per_node) {
+      std::cerr << "trainfit: note: min_gpus_to_fit counts " << min_gpus_rule(c) << "\n";
+    }
+    std::cout << gpus << "\n";
+    return kFits;
+  }
+  std::cout << "none\n";
+  std::cerr << "trainfit: no GPU count fits: " << r.min_gpus.reason << "\n";
+  if (r.min_gpus.unsharded) std::cerr << "trainfit: hint: " << sharding_hint() << "\n";
+  return kOom;
+}
+
 int run_request_command(const std::string& command, int argc, char** argv) {
   po::options_description visible = trainfit::cli::help_group("options");
   po::options_description hidden;
   visible.add_options()("help,h", "show this help");
   po::options_description output = trainfit::cli::help_group("output");
-  if (command != "min-gpus") {
+  if (command == "min-gpus") {
+    output.add_options()("format", po::value<std::string>()->default_value("number"),
+                         "number (the count alone on stdout, 'none' when none) | json");
+  } else {
     output.add_options()("format", po::value<std::string>()->default_value("table"),
                          command == "sweep" ? "table|csv|json" : "table|json|csv");
   }
   if (command == "sweep") {
     output.add_options()("over", po::value<std::string>()->default_value("both"), "gpus|seq|both");
   }
-  if (command != "min-gpus") visible.add(output);
+  visible.add(output);
   cli::add_request_options(visible, hidden);
   if (command == "estimate") cli::add_client_options(visible);
   po::variables_map vm;
@@ -99,8 +130,10 @@ int run_request_command(const std::string& command, int argc, char** argv) {
   if (!parse(argc, argv, visible, hidden, vm, &exit_code)) return exit_code;
 
   const std::string format = vm.count("format") ? vm["format"].as<std::string>() : "table";
-  if (format != "table" && format != "json" && format != "csv") {
-    return bad_input("format='" + format + "' is not valid; accepted: table|json|csv");
+  if (command == "min-gpus" ? format != "number" && format != "json"
+                            : format != "table" && format != "json" && format != "csv") {
+    return bad_input("format='" + format + "' is not valid; accepted: " +
+                     (command == "min-gpus" ? "number|json" : "table|json|csv"));
   }
   const std::string over = vm.count("over") ? vm["over"].as<std::string>() : "both";
   if (over != "gpus" && over != "seq" && over != "both") {
@@ -131,18 +164,7 @@ int run_request_command(const std::string& command, int argc, char** argv) {
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const Response& r = response.value();
 
-  if (command == "min-gpus") {
-    // The bare number on stdout (scripts read it); how it was counted on stderr, as notes are.
-    std::cerr << "trainfit: note: min_gpus_to_fit counts " << min_gpus_rule(r.resolved.config) << "\n";
-    if (r.min_gpus.gpus > 0) {
-      std::cout << r.min_gpus.gpus << "\n";
-      return kFits;
-    }
-    std::cout << "none\n";
-    std::cerr << "trainfit: no GPU count fits: " << r.min_gpus.reason << "\n";
-    if (r.min_gpus.unsharded) std::cerr << "trainfit: hint: " << sharding_hint() << "\n";
-    return kOom;
-  }
+  if (command == "min-gpus") return print_min_gpus(r, format);
   if (format == "json") {
     std::cout << response_to_json(r, {cli::host_name(), ms}, 2) << "\n";
   } else if (command == "sweep") {

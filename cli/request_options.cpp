@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -21,19 +22,35 @@ namespace po = boost::program_options;
 namespace trainfit::cli {
 namespace {
 
-// --flag for one request field (and its JSON name, hidden, when the two differ).
-void add_field_option(const FieldSpec& field, po::options_description& section, po::options_description& hidden) {
-  const std::string help = std::string(field.help) + " [" + field.accepted + "]";
-  auto value = po::value<std::string>()->value_name(field.kind == FieldKind::kBool ? "BOOL" : "VALUE");
-  if (field.kind == FieldKind::kBool) value->implicit_value("true");
-  section.add_options()(field.flag, value, help.c_str());
-  if (std::string(field.name) != field.flag) {  // JSON names work as flags too
-    auto alias = po::value<std::string>();
-    if (field.kind == FieldKind::kBool) alias->implicit_value("true");
-    hidden.add_options()(field.name, alias, "");
-  }
+// The JSON name with hyphens, as a flag is usually written (seq-length, num-gpus).
+std::string hyphenated(const char* name) {
+  std::string out = name;
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
 }
 
+// The spellings of one field on the command line: its flag, its JSON name and the JSON name
+// with hyphens (the last two hidden), each once.
+std::vector<std::string> spellings(const FieldSpec& field) {
+  std::vector<std::string> out = {field.flag};
+  for (const std::string& other : {std::string(field.name), hyphenated(field.name)}) {
+    if (std::find(out.begin(), out.end(), other) == out.end()) out.push_back(other);
+  }
+  return out;
+}
+
+// --flag for one request field, and its other spellings, hidden.
+void add_field_option(const FieldSpec& field, po::options_description& section, po::options_description& hidden) {
+  const std::string help = std::string(field.help) + " [" + field.accepted + "]";
+  const std::vector<std::string> names = spellings(field);
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto value = po::value<std::string>();
+    if (i == 0) value->value_name(field.kind == FieldKind::kBool ? "BOOL" : "VALUE");
+    if (field.kind == FieldKind::kBool) value->implicit_value("true");
+    if (i == 0) section.add_options()(names[i].c_str(), value, help.c_str());
+    else hidden.add_options()(names[i].c_str(), value, "");
+  }
+}
 }  // namespace
 
 constexpr const char* kFilesGroup = "request files";
@@ -123,11 +140,16 @@ Result<Request> request_from_options(const po::variables_map& vm, std::vector<st
     config = std::move(file).value();
   }
   for (const FieldSpec& field : request_fields()) {
-    for (const char* key : {field.name, field.flag}) {
-      if (vm.count(key)) {
-        Result<bool> set = set_field_from_text(request, field.name, vm[key].as<std::string>());
-        if (!set) return set.error();
+    std::string given;  // the spelling that gave the field, each field once (as a repeated flag is)
+    for (const std::string& key : spellings(field)) {
+      if (!vm.count(key)) continue;
+      if (!given.empty()) {
+        return make_error(ErrorCode::kInvalidValue, field.name,
+                          std::string(field.name) + " is given twice, as --" + given + " and --" + key + "; give it once");
       }
+      given = key;
+      Result<bool> set = set_field_from_text(request, field.name, vm[key].as<std::string>());
+      if (!set) return set.error();
     }
   }
   const std::string hf_config = vm.count("hf-config") ? vm["hf-config"].as<std::string>() : "";

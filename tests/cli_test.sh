@@ -153,6 +153,19 @@ check min-gpus-unsharded 1 "hint: adding GPUs does not reduce per-GPU memory wit
   "$bin" min-gpus --model llama3-8b
 check min-gpus-unsharded-reason 1 "no GPU count fits: nothing is sharded" -- "$bin" min-gpus --model llama3-8b
 check min-gpus-sharded-fits 0 "^[0-9]+$" -- "$bin" min-gpus --model llama3-8b --zero 3
+# --format json: the count, the rule and the bound, parsed; none is null with its reason.
+check min-gpus-json 0 '"min_gpus_to_fit": [0-9]+,' -- "$bin" min-gpus --model llama3-8b --zero 3 --format json
+check min-gpus-json-none 1 '"min_gpus_to_fit": null' -- "$bin" min-gpus --model llama3-8b --format json
+check min-gpus-format-bad 2 "format='table' is not valid; accepted: number\|json" -- "$bin" min-gpus --model llama3-8b --format table
+# One field, one value: two spellings of it are refused as a repeated flag is.
+check two-spellings 2 "seq_length is given twice, as --seq and --seq_length; give it once" -- \
+  "$bin" estimate --model llama3-8b --seq 4096 --seq_length 8192
+check hyphenated-json-name 0 "at seq 8192" -- "$bin" estimate --model llama3-8b --zero 3 --num-gpus 8 --recompute full --seq-length 8192
+# Framework spellings name trainfit's flag.
+check spelling-batch-size 2 "unknown option '--batch-size' \(trainfit's word is '--micro-batch'" -- \
+  "$bin" estimate --model llama3-8b --batch-size 4
+check spelling-megatron-tp 2 "trainfit's word is '--tp', Megatron's tensor parallelism" -- \
+  "$bin" estimate --model llama3-8b --tensor-model-parallel-size 2
 # trainfit help CMD = trainfit CMD --help; an unknown CMD gets "did you mean".
 for command in estimate report serve check-config; do
   same "help-$command" "$("$bin" help "$command" 2>&1)" "$("$bin" "$command" --help 2>&1)"
