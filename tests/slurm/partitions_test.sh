@@ -104,7 +104,7 @@ each "no -p, annotated: accepted" accepted "model=llama3-8b zero=3" --gpus=h100:
 
 # ---- Point 6: untyped GPUs are the partition's nodes' GPUs ----
 fits_job="model=llama3-8b zero=3 seq=8192 recompute=full"
-tight_job="model=llama3-8b zero=3 seq=4096"
+tight_job="model=llama3-8b zero=3 seq=3072"  # fits 8 x H100, not 8 x A100 40GB, finite on both
 cli_min() {  # cli_min "model=M seq=S ..." GPU: trainfit min-gpus on that GPU, 8 per node
   local args=() kv
   for kv in $1; do args+=("--${kv%%=*}" "${kv#*=}"); done
@@ -113,7 +113,9 @@ cli_min() {  # cli_min "model=M seq=S ..." GPU: trainfit min-gpus on that GPU, 8
 min_fit_a100=$(cli_min "$fits_job" a100-40gb)
 min_tight_a100=$(cli_min "$tight_job" a100-40gb)
 min_tight_h100=$(cli_min "$tight_job" h100)
-if (( min_fit_a100 <= 8 && min_tight_h100 <= 8 && min_tight_a100 > 8 )); then
+numbers='^[0-9]+ [0-9]+ [0-9]+$'  # "none" (no count fits) does not suit this test either
+if [[ "$min_fit_a100 $min_tight_h100 $min_tight_a100" =~ $numbers ]] &&
+   (( min_fit_a100 <= 8 && min_tight_h100 <= 8 && min_tight_a100 > 8 )); then
   ok "CLI: $fits_job fits 8 x A100 40GB ($min_fit_a100); $tight_job fits 8 x H100 ($min_tight_h100), not 8 x A100 40GB ($min_tight_a100)"
 else
   fail "the CLI's figures do not suit this test" "$min_fit_a100 $min_tight_h100 $min_tight_a100"
