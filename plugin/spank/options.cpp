@@ -93,9 +93,12 @@ Result<bool> register_options(spank_t sp) {
   for (size_t i = 0; i < table.size(); ++i) {
     struct spank_option option;
     option.name = const_cast<char*>(table[i].name.c_str());
-    option.arginfo = const_cast<char*>(table[i].spec->arginfo);
+    // A flag has no arginfo at all: Slurm's help prints "--NAME=ARGINFO" for any non-NULL one,
+    // so an empty string would show "--llm-check=".
+    const bool takes_value = table[i].spec->arginfo[0] != '\0';
+    option.arginfo = takes_value ? const_cast<char*>(table[i].spec->arginfo) : nullptr;
     option.usage = const_cast<char*>(table[i].usage.c_str());
-    option.has_arg = table[i].spec->arginfo[0] != '\0' ? 1 : 0;
+    option.has_arg = takes_value ? 1 : 0;
     option.val = static_cast<int>(i);
     option.cb = table[i].callback;
     if (spank_option_register(sp, &option) != ESPANK_SUCCESS) {

@@ -124,6 +124,15 @@ min64=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 81
 min8=$("$trainfit" min-gpus --fit-bound likely_high --model llama3-70b --seq 8192 --zero 3 --recompute full --gpu h100 --gpus-per-node 8)
 
 # ---- The basics ----
+# sbatch --help lists the plugin's options: a flag with no trailing "=" (Slurm prints --NAME=ARGINFO
+# for any arginfo that is not NULL), an option with its value's name.
+help=$(sbatch --help 2>&1)
+if grep -qE -- '--llm-check([[:space:]]|$)' <<<"$help" && ! grep -q -- '--llm-check=' <<<"$help" &&
+   grep -qE -- '--llm-model=[A-Z]' <<<"$help"; then
+  ok "sbatch --help: --llm-check is a flag (no trailing '='), --llm-model takes a value"
+else
+  fail "sbatch --help's --llm-* options" "$(grep -- '--llm-' <<<"$help" | head -3)"
+fi
 out=$(sbatch --gpus=h100:8 --llm-model=llama3-8b --llm-seq=4096 --llm-zero=3 --wrap "sleep 1" 2>&1); rc=$?
 detail="rc=$rc $out"; check "llama3-8b seq 4096 ZeRO-3 on 8 x H100 accepted, silently" \
   test $rc -eq 0 -a "${out%% *}" = Submitted -a "$(wc -l <<<"$out")" -eq 1
