@@ -275,7 +275,49 @@ def check_verdict(browser, trainfit, args, what, want_fits):
     if per_gpu != "{:,.2f} GiB".format(expected["per_gpu_total_gb"]):
         fail("%s: per GPU shown %r, trainfit estimate says %.4f" % (what, per_gpu, expected["per_gpu_total_gb"]))
     check_likely(browser, expected, what)
+    check_bars(browser, expected, what)
     return expected
+
+
+def check_bars(browser, expected, what):
+    """The breakdown's bars as drawn: each as wide, within its cell, as its term's share of the
+    nvidia-smi figure in trainfit estimate's JSON, and nothing else in the bar column painted."""
+    peak = expected["breakdown"]["measures"]["nvidia_smi_gb"]
+    drawn = browser.js("""(() => {
+      const out = [];
+      for (const table of document.querySelectorAll('#breakdown table.breakdown')) {
+        const section = table.querySelector('caption').textContent.replace(/ /g, '_');
+        for (const row of table.querySelectorAll('tr')) {
+          const cells = row.querySelectorAll('td');
+          const bar = cells[2] && cells[2].querySelector('div.bar');
+          if (!bar) continue;
+          const cell = cells[2], style = getComputedStyle(cell);
+          const inner = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+          out.push({section, key: cells[0].textContent, share: bar.getBoundingClientRect().width / inner,
+                    cellPaint: style.backgroundColor});
+        }
+      }
+      const cols = [...document.querySelectorAll('#breakdown col')].map(c => getComputedStyle(c).backgroundColor);
+      return {rows: out, cols};
+    })()""")
+    bad = [c for c in drawn["cols"] if c not in ("rgba(0, 0, 0, 0)", "transparent")]
+    bad += [r["section"] + "." + r["key"] for r in drawn["rows"] if r["cellPaint"] not in ("rgba(0, 0, 0, 0)", "transparent")]
+    if bad:
+        fail("%s: the breakdown's bar column is painted beyond the bars: %s" % (what, bad[:4]))
+    wrong, checked = [], 0
+    for r in drawn["rows"]:
+        value = expected["breakdown"].get(r["section"], {}).get(r["key"].replace("\u200b", "") + "_gb")
+        if not isinstance(value, (int, float)) or peak <= 0:
+            continue
+        want = min(1.0, value / peak)
+        checked += 1
+        # 1 px of min-width, and the share of a cell some 100+ px wide
+        if abs(r["share"] - want) > 0.02 and not (want < 0.01 and r["share"] < 0.03):
+            wrong.append("%s.%s %.3f drawn, %.3f wanted" % (r["section"], r["key"], r["share"], want))
+    if wrong or checked < 10:
+        fail("%s: %d bars checked; not proportional to their terms: %s" % (what, checked, wrong[:4]))
+    else:
+        ok("%s: %d breakdown bars as wide as their share of %.2f GiB" % (what, checked, peak))
 
 
 def check_likely(browser, expected, what):
@@ -668,6 +710,14 @@ def run_url(browser, args):
     wait_render(browser, renders)
     got = form_values(browser, ["num_gpus", "seq_length"])
     (ok if got == {"num_gpus": "32", "seq_length": "4096"} else fail)("url: forward again gives %s" % got)
+    # A link without gpu: the answer judges the default GPU, and the GPU list names it.
+    link = args.base + "/?" + urllib.parse.urlencode({"model": "llama3-8b", "num_gpus": "8", "zero_stage": "3"})
+    load_page(browser, link)
+    code, expected, _ = cli(args.trainfit, ["estimate", "--model", "llama3-8b", "--gpus", "8", "--zero", "3",
+                                            "--format", "json"])
+    shown = browser.js("(() => { const s = document.getElementById('f-gpu'); return s.value + '|' + s.selectedOptions[0].textContent; })()")
+    want = "|default (%s)" % expected["config"]["gpu"]
+    (ok if shown == want else fail)("url: a link without gpu shows the GPU as %r (wanted %r, the answer's GPU)" % (shown, want))
 
 
 # Overlaps in one chart SVG: every pair of text boxes (getBoundingClientRect: the em box),

@@ -271,10 +271,20 @@
     $('min-gpus-reason').textContent = a.min_gpus_reason || '';
     renderAdvice(a.advice || []);
     renderBreakdown(a.breakdown || {});
+    nameDefaultGpu(a.config || {});
     const assumed = $('assumptions');
     clear(assumed);
     for (const line of a.assumptions || []) assumed.append(el('li', {}, line));
     $('served-by').textContent = 'served by ' + a.serving_node + ' in ' + Number(a.compute_ms).toFixed(2) + ' ms';
+  }
+
+  // The GPU list's empty choice says what the answer judged: the default GPU it names (a link
+  // without gpu), or the capacity given as gpu_memory_gb.
+  function nameDefaultGpu(config) {
+    const select = $('f-gpu');
+    if (!select || select.value !== '' || !config.gpu) return;
+    const custom = Boolean(currentRequest().gpu_memory_gb);
+    select.options[0].textContent = custom ? 'custom (gpu_memory_gb: ' + config.gpu + ')' : 'default (' + config.gpu + ')';
   }
 
   function renderAdvice(advice) {
@@ -302,7 +312,7 @@
       const part = b[section];
       if (!part || typeof part !== 'object') continue;
       const table = el('table', { class: 'breakdown' }, el('caption', {}, section.replace(/_/g, ' ')),
-        el('colgroup', {}, el('col', { class: 'key' }), el('col', { class: 'value' }), el('col', { class: 'bar' })));
+        el('colgroup', {}, el('col', { class: 'key' }), el('col', { class: 'value' }), el('col', { class: 'bar-column' })));
       for (const [key, value] of Object.entries(part)) {
         const isGib = /_gb$/.test(key) && typeof value === 'number';
         const bar = el('div', { class: 'bar' });
