@@ -184,7 +184,9 @@ TEST(Validation, GeometryDivisibility) {
 }
 
 TEST(Validation, UnknownNamesGetDidYouMean) {
-  expect_mentions(error_of("model=llama3-7b"), ErrorCode::kUnknownName, "model", "did you mean");
+  // Another size is another model: named as such, never as "did you mean" (issue 36, point 3).
+  expect_mentions(error_of("model=llama3-7b"), ErrorCode::kUnknownName, "model",
+                  "the nearest catalog entry, 'llama3-8b', is a different model");
   expect_mentions(error_of("model=llama3-8b,gpu=h10"), ErrorCode::kUnknownName, "gpu", "did you mean 'h100'");
   expect_mentions(error_of("model=llama3-8b,recompute=ful"), ErrorCode::kInvalidValue, "recompute",
                   "none|selective|full");

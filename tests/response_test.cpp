@@ -171,6 +171,32 @@ TEST(Catalog, HubIdsFindTheirEntry) {
       << unknown.error().message;
 }
 
+// An instruct or chat model is its base model's geometry under another name (their config.json
+// files differ in no field of the geometry): Qwen2.5-72B-Instruct is Qwen2.5-72B. A name the
+// catalog lacks is never answered with another model as if misspelled: Mistral-7B-Instruct-v0.3
+// (vocabulary 32768) is not Mixtral, nor Mistral 7B v0.1.
+TEST(HubIds, InstructAndChatVariantsAreTheirBaseModel) {
+  const std::pair<const char*, const char*> variants[] = {{"Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"},
+                                                          {"meta-llama/Llama-2-7b-chat-hf", "llama2-7b"},
+                                                          {"mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b"},
+                                                          {"google/gemma-2-9b-it", "gemma2-9b"}};
+  for (const auto& [id, name] : variants) {
+    Result<const ModelPreset*> found = find_model(id);
+    ASSERT_TRUE(found.ok()) << id << ": " << found.error().message;
+    EXPECT_EQ((*found)->name, name) << id;
+  }
+  Result<const ModelPreset*> v03 = find_model("mistralai/Mistral-7B-Instruct-v0.3");
+  ASSERT_FALSE(v03.ok());
+  EXPECT_EQ(v03.error().message.find("did you mean"), std::string::npos) << v03.error().message;
+  EXPECT_NE(v03.error().message.find("is a different model"), std::string::npos) << v03.error().message;
+  // "it" or "chat" as the model's own first word is its name, not a variant.
+  EXPECT_FALSE(find_model("org/chat-7b").ok());
+  Result<const GpuSpec*> a10g = find_gpu("a10g");
+  ASSERT_FALSE(a10g.ok());
+  EXPECT_NE(a10g.error().message.find("'a100', is a different GPU; give yours as gpu_memory_gb"), std::string::npos)
+      << a10g.error().message;
+}
+
 // Plain DeepSpeed has no tensor or context parallelism (deepspeed/runtime/pipe: pipeline only;
 // TP/SP come from Megatron-DeepSpeed): its advice offers neither. Megatron offers both.
 TEST(Advice, OffersOnlyWhatTheFrameworkHas) {

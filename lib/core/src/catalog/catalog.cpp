@@ -49,6 +49,27 @@ const std::vector<std::string>& hub_ids(const GpuSpec&) {
 // Names, aliases and Hub ids are matched case-insensitively (the Hub's own resolution ignores
 // case too: huggingface.co/meta-llama/meta-llama-3-8b redirects); an unknown ORG/NAME gets its
 // did-you-mean from the short names and the Hub ids alike.
+// Whether `candidate` is `wanted` misspelled rather than another model or GPU: its beginning, the
+// same digits with other letters (Instrukt), or the same letters with a digit repeated (H1000).
+// A size or a version that differs (llama3-7b, a10g, Mistral-7B-v0.3) is another thing.
+bool misspells(const std::string& wanted, const std::string& candidate) {
+  const std::string w = lower(wanted), c = lower(candidate);
+  if (w.size() >= 3 && c.rfind(w, 0) == 0) return true;
+  auto digits = [](const std::string& t, bool squeeze) {
+    std::string out;
+    for (char ch : t) {
+      if (ch >= '0' && ch <= '9' && !(squeeze && !out.empty() && out.back() == ch)) out += ch;
+    }
+    return out;
+  };
+  auto letters = [](const std::string& t) {
+    std::string out;
+    for (char ch : t) if (ch >= 'a' && ch <= 'z') out += ch;
+    return out;
+  };
+  return digits(w, false) == digits(c, false) || (letters(w) == letters(c) && digits(w, true) == digits(c, true));
+}
+
 template <typename Entry>
 Result<const Entry*> find_in(const std::vector<Entry>& catalog, const std::string& name,
                              const char* field, const char* listing_command) {
@@ -66,10 +87,41 @@ Result<const Entry*> find_in(const std::vector<Entry>& catalog, const std::strin
     }
   }
   const std::string hint = did_you_mean(wanted, candidates);
+  std::string suggestion;
+  if (!hint.empty() && misspells(wanted, hint)) {
+    suggestion = " (did you mean '" + hint + "'?)";
+  } else if (!hint.empty()) {
+    const bool gpu = std::string(field) == "gpu";
+    suggestion = std::string(" (the nearest catalog entry, '") + hint + "', is a different " + (gpu ? "GPU" : "model") +
+                 (gpu ? "; give yours as gpu_memory_gb)" : "; give yours as a config.json or its geometry)");
+  }
   return make_error(ErrorCode::kUnknownName, field,
-                    std::string(field) + "='" + name + "' is not in the catalog" +
-                        (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; see '" +
+                    std::string(field) + "='" + name + "' is not in the catalog" + suggestion + "; see '" +
                         listing_command + "'");
+}
+
+// The name of an instruct or chat model trained from a catalog entry, read as that entry: the same
+// geometry under another name (Qwen/Qwen2.5-72B-Instruct, meta-llama/Llama-2-7b-chat-hf, google/
+// gemma-2-9b-it). Returns "" when the name has no such word.
+std::string base_model_name(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  const std::string org = slash == std::string::npos ? "" : name.substr(0, slash + 1);
+  const std::string model = name.substr(org.size());
+  std::string out;
+  bool dropped = false;
+  size_t start = 0;
+  while (start <= model.size()) {
+    size_t dash = model.find('-', start);
+    if (dash == std::string::npos) dash = model.size();
+    const std::string word = lower(model.substr(start, dash - start));
+    if (start > 0 && (word == "instruct" || word == "chat" || word == "it")) {
+      dropped = true;
+    } else {
+      out += (out.empty() ? "" : "-") + model.substr(start, dash - start);
+    }
+    start = dash + 1;
+  }
+  return dropped ? org + out : "";
 }
 
 using catalog_entries::gpu_key;
@@ -181,6 +233,10 @@ Result<const ModelPreset*> find_model(const std::string& name) {
   const auto& index = current().model_index;  // every job's lookup: no scan, no copies
   const auto found = index.find(lower(trim(name)));
   if (found != index.end()) return found->second;
+  const std::string base = base_model_name(trim(name));
+  if (const auto variant = base.empty() ? index.end() : index.find(lower(base)); variant != index.end()) {
+    return variant->second;
+  }
   return find_in(model_catalog(), name, "model", "trainfit models");  // the "did you mean" error
 }
 
