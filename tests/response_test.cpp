@@ -193,7 +193,7 @@ TEST(HubIds, InstructAndChatVariantsAreTheirBaseModel) {
   EXPECT_FALSE(find_model("org/chat-7b").ok());
   Result<const GpuSpec*> a10g = find_gpu("a10g");
   ASSERT_FALSE(a10g.ok());
-  EXPECT_NE(a10g.error().message.find("'a100', is a different GPU; give yours as gpu_memory_gb"), std::string::npos)
+  EXPECT_NE(a10g.error().message.find("'a100', is a different GPU: add yours to a site catalog, or give gpu_memory_gb"), std::string::npos)
       << a10g.error().message;
 }
 

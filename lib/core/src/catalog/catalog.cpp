@@ -93,7 +93,8 @@ Result<const Entry*> find_in(const std::vector<Entry>& catalog, const std::strin
   } else if (!hint.empty()) {
     const bool gpu = std::string(field) == "gpu";
     suggestion = std::string(" (the nearest catalog entry, '") + hint + "', is a different " + (gpu ? "GPU" : "model") +
-                 (gpu ? "; give yours as gpu_memory_gb)" : "; give yours as a config.json or its geometry)");
+                 (gpu ? ": add yours to a site catalog, or give gpu_memory_gb)"
+                      : ": add yours to a site catalog, or give its config.json or its geometry)");
   }
   return make_error(ErrorCode::kUnknownName, field,
                     std::string(field) + "='" + name + "' is not in the catalog" + suggestion + "; see '" +
