@@ -132,3 +132,40 @@ TEST(MinGpus, SearchMatchesAScanOverManyLayouts) {
 
 }  // namespace
 }  // namespace trainfit
+
+namespace trainfit {
+namespace {
+
+// Beyond the largest job answered (max_gpus; default 16,384, the largest published training
+// job) the answer is none, by brute force: every valid count up to the bound is checked.
+TEST(MinGpus, NoAnswerBeyondTheLargestJob) {
+  const std::string spec = "model=llama3-405b,gpu=h100,num_gpus=64,tensor_parallel=8,pipeline_parallel=8,zero_stage=3,recompute=full";
+  const Config c = testing::config_of(spec);
+  EXPECT_EQ(c.max_gpus, 16384);
+  int64_t brute = 0;
+  for (int64_t gpus = 64; gpus <= 16384 && brute == 0; gpus += 64) {
+    if (fits_at(c, gpus)) brute = gpus;
+  }
+  ASSERT_GT(brute, 64);
+  EXPECT_EQ(min_gpus_to_fit(c).gpus, brute);
+  const MinGpus capped = min_gpus_to_fit(testing::config_of(spec + ",max_gpus=" + std::to_string(brute - 64)));
+  EXPECT_EQ(capped.gpus, 0);
+  EXPECT_NE(capped.reason.find("even at " + std::to_string(brute - 64) + " GPUs"), std::string::npos) << capped.reason;
+  EXPECT_EQ(min_gpus_to_fit(testing::config_of(spec + ",max_gpus=" + std::to_string(brute))).gpus, brute);
+  // The rule reads right when one model-parallel group spans nodes.
+  EXPECT_EQ(min_gpus_rule(c), "multiples of 64 GPUs (tensor x pipeline x context parallel), in whole 8-GPU nodes "
+                              "(gpus_per_node=8, the default)");
+}
+
+// Tensor parallelism without sequence parallelism: the advice offers it (Korthikanti et al. 4.2.2).
+TEST(MinGpus, AdviceOffersSequenceParallelWithTensorParallel) {
+  const Config c = testing::config_of("model=llama3-405b,gpu=h100,num_gpus=512,tensor_parallel=8,"
+                                      "pipeline_parallel=8,zero_stage=1,recompute=full");
+  ASSERT_FALSE(c.sp);
+  bool offered = false;
+  for (const Advice& a : advise(c)) offered = offered || a.field() == "sequence_parallel";
+  EXPECT_TRUE(offered);
+}
+
+}  // namespace
+}  // namespace trainfit

@@ -188,6 +188,10 @@ struct Config {
   // when the request does not say); 0 only in Configs built by hand: no node rounding.
   int64_t gpus_per_node = 0;
   bool gpus_per_node_assumed = false;  // the default, not the request's
+  // The largest job min_gpus_to_fit answers; beyond, "none" with the change that fits. Default:
+  // 16,384 GPUs, the largest published training job (Llama 3 405B on 16K H100s, arXiv:2407.21783
+  // section 3.3); the gate passes the partition's own GPU count.
+  int64_t max_gpus = 16384;
   // Resolved at one GPU, and the framework's defaults differ beyond one (torchtune,
   // torchtitan and litgpt shard with FSDP only then, presets.cpp defaults_of): GPU counts
   // above one are those of the request resolved at two (min_gpus_for), not this config's.

@@ -112,6 +112,7 @@ struct Request {
   std::optional<std::string> allgather_bucket_size;  // DeepSpeed ZeRO-1/2: elements; checked, allocates nothing
   std::optional<bool> held_layer_inputs;  // FSDP1 + reentrant checkpoint: layer inputs and their grads kept to the end
   std::optional<int64_t> gpus_per_node;
+  std::optional<int64_t> max_gpus;  // the largest job min_gpus_to_fit may answer
   // --- hardware ---
   std::optional<std::string> gpu;
   std::optional<std::string> fit_bound;  // point | likely_high: the figure a fit is judged on

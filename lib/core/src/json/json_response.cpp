@@ -216,6 +216,7 @@ void config_layout(JsonWriter& w, const Config& c) {
                                                                            : "fixed");
   w.key("expandable_segments").boolean(c.expandable_segments);
   w.key("gpus_per_node").integer(c.gpus_per_node).key("gpus_per_node_assumed").boolean(c.gpus_per_node_assumed);
+  w.key("max_gpus").integer(c.max_gpus);
 }
 
 void config(JsonWriter& w, const Config& c) {

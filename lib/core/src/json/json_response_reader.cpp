@@ -168,6 +168,7 @@ void read_config_layout(const json& c, Config& out) {
   out.expandable_segments = c.value("expandable_segments", false);
   out.gpus_per_node = c.value("gpus_per_node", int64_t{0});
   out.gpus_per_node_assumed = c.value("gpus_per_node_assumed", false);
+  out.max_gpus = c.value("max_gpus", int64_t{16384});
 }
 
 // The config, with what the JSON states elsewhere: the step's shape is in `profile`,

@@ -83,6 +83,9 @@ void for_each_candidate(const Config& c, Visit visit) {
       x.num_gpus = std::max(x.num_gpus, tp * x.pp * x.cp);
     }, {{"sequence_parallel", "true"}});
   }
+  // Megatron's sequence parallelism splits the norms' and dropouts' activations over the TP group
+  // (Korthikanti et al., arXiv:2205.05198, section 4.2.2): offered wherever TP runs without it.
+  if (offers.tensor && c.tp > 1 && !c.sp) add("sequence_parallel", "true", [](Config& x) { x.sp = true; });
   for (int64_t cp = c.cp * 2; offers.context && cp <= 8 * c.cp; cp *= 2) {
     add("context_parallel", std::to_string(cp), [cp](Config& x) {
       x.cp = cp;

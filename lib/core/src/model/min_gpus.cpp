@@ -128,10 +128,11 @@ Result<Config> resolved_at(const Request& request, int64_t gpus, double capacity
 
 MinGpus search_min_gpus(const Config& c, int64_t at_most, bool explain, int64_t at_least) {
   MinGpus out;
-  const ValidCounts counts(c, at_most > 0 ? std::min(at_most, kMaxGpus) : kMaxGpus);
+  const int64_t cap = c.max_gpus > 0 ? std::min(c.max_gpus, kMaxGpus) : kMaxGpus;
+  const ValidCounts counts(c, at_most > 0 ? std::min(at_most, cap) : cap);
   const int64_t first = counts.first_at_least(at_least);
   if (counts.size() < first) {
-    out.reason = "tensor*pipeline*context parallel exceeds the largest supported job";
+    out.reason = "tensor*pipeline*context parallel exceeds the largest job answered (max_gpus=" + std::to_string(cap) + ")";
     return out;
   }
   // The widest job first: if even it does not fit, no count does (a refusal's common case).

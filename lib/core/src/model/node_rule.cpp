@@ -29,6 +29,10 @@ std::string min_gpus_rule(const Config& c) {
   const int64_t unit = model_unit(c);
   const std::string step = unit == 1 ? "any GPU count" : "multiples of " + std::to_string(unit) + " GPUs";
   if (c.gpus_per_node <= 0) return step;
+  if (unit > c.gpus_per_node) {
+    return step + " (tensor x pipeline x context parallel), in whole " + std::to_string(c.gpus_per_node) +
+           "-GPU nodes (gpus_per_node=" + std::to_string(c.gpus_per_node) + (c.gpus_per_node_assumed ? ", the default" : "") + ")";
+  }
   return step + " up to one " + std::to_string(c.gpus_per_node) + "-GPU node, whole nodes beyond (gpus_per_node=" +
          std::to_string(c.gpus_per_node) + (c.gpus_per_node_assumed ? ", the default" : "") + ")";
 }

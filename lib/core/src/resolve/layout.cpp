@@ -126,6 +126,7 @@ Result<bool> resolve_parallelism(const Request& r, Config& c, Notes& notes) {
       !take_int(r.context_parallel, "context_parallel", 1, kMaxSeq, &c.cp, &e) ||
       !take_int(r.expert_parallel, "expert_parallel", 1, 65536, &c.ep, &e) ||
       !take_int(r.gpus_per_node, "gpus_per_node", 1, 4096, &c.gpus_per_node, &e) ||
+      !take_int(r.max_gpus, "max_gpus", 1, int64_t{1} << 20, &c.max_gpus, &e) ||
       !take_enum(r.sharding, "sharding", kShardings, &c.sharding, &e) ||
       !take_enum(r.report_stage, "report_stage", kReportStages, &c.report_stage, &e)) {
     return e;
