@@ -182,6 +182,31 @@ TEST(Sweeps, FortyEightIncreasingPoints) {
   EXPECT_NEAR(ratio(47), ratio(40), 0.05);
 }
 
+// The GPU sweep shows only counts min_gpus_to_fit could answer (issue 36, point 6): within a node
+// multiples of the model-parallel size, whole nodes beyond; its first fitting count is the answer.
+// The sequence sweep holds the job's own length.
+TEST(Sweeps, CountsTheRuleAllowsAndTheJobsOwnLength) {
+  for (const char* spec : {"model=llama3-70b,num_gpus=8,seq_length=8192,zero_stage=3,recompute=full",
+                           "model=llama3-70b,num_gpus=12,tensor_parallel=4,seq_length=7000,zero_stage=3,recompute=full,"
+                           "gpus_per_node=12"}) {
+    SCOPED_TRACE(spec);
+    const Config c = testing::config_of(spec);
+    const int64_t unit = c.tp * c.pp * c.cp, node = c.gpus_per_node;
+    int64_t first_fit = 0;
+    for (const GpuPoint& p : sweep_gpus(c)) {
+      const bool valid = p.num_gpus <= node ? p.num_gpus % unit == 0 : p.num_gpus % node == 0 && p.num_gpus % unit == 0;
+      EXPECT_TRUE(valid) << p.num_gpus;
+      if (p.fits && first_fit == 0) first_fit = p.num_gpus;
+    }
+    const MinGpus min = min_gpus_to_fit(c);
+    ASSERT_GT(min.gpus, 0) << min.reason;
+    EXPECT_EQ(first_fit, min.gpus);
+    bool own = false;
+    for (const SeqPoint& p : sweep_seq(c)) own = own || p.seq_length == c.seq_length;
+    EXPECT_TRUE(own) << c.seq_length;
+  }
+}
+
 // The sweeps share what does not change along their axis (model.h SharedParts); each
 // point must still equal a standalone estimate of the config at that point.
 TEST(Sweeps, EveryPointEqualsItsOwnEstimate) {

@@ -146,6 +146,9 @@ TRAINFIT_API MinGpus min_gpus_to_fit(const Config& config, const Breakdown& at_n
 TRAINFIT_API std::string min_gpus_text(const Config& config, int64_t gpus);
 // How the count is made: "any GPU count up to one 8-GPU node, whole nodes beyond (gpus_per_node=8, the default)".
 TRAINFIT_API std::string min_gpus_rule(const Config& config);
+// The smallest GPU count at least `gpus` that the same rule allows (a multiple of the model-parallel
+// size within a node, whole nodes beyond): the counts sweeps and charts show.
+TRAINFIT_API int64_t valid_gpu_count_from(const Config& config, int64_t gpus);
 
 // Each point is its own estimate: its likely range is per_gpu_gb's under that point's class
 // (a count of 1 is unsharded where the request's count is sharded: LikelyRange).

@@ -1,6 +1,7 @@
 // How min_gpus_to_fit counts GPUs, in words every face prints beside the number (the
 // CLI's table, the service's JSON, the job_submit plugin's messages), so that one rule is
 // stated wherever an answer is given. The counts themselves: min_gpus.cpp's ValidCounts.
+#include <algorithm>
 #include <numeric>
 
 #include "trainfit/estimate.h"
@@ -23,6 +24,14 @@ std::string min_gpus_text(const Config& c, int64_t gpus) {
   if (c.gpus_per_node <= 0 || gpus <= c.gpus_per_node) return std::to_string(gpus) + bound;
   const int64_t nodes = (gpus + c.gpus_per_node - 1) / c.gpus_per_node;
   return std::to_string(gpus) + " (" + plural(nodes, "node", "nodes") + " of " + std::to_string(c.gpus_per_node) + ")" + bound;
+}
+
+int64_t valid_gpu_count_from(const Config& c, int64_t gpus) {
+  const int64_t unit = model_unit(c);
+  const int64_t in_node = (std::max<int64_t>(gpus, 1) + unit - 1) / unit * unit;
+  if (c.gpus_per_node <= 0 || in_node <= c.gpus_per_node) return in_node;
+  const int64_t node_step = std::lcm(unit, c.gpus_per_node);  // whole nodes holding whole units
+  return (gpus + node_step - 1) / node_step * node_step;
 }
 
 std::string min_gpus_rule(const Config& c) {

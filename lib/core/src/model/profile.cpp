@@ -33,7 +33,12 @@ std::vector<GpuPoint> sweep_gpus(const Config& c, int points) {
   out.reserve(static_cast<size_t>(points));
   const model::SharedParts parts = model::shared_parts(c, true);  // only num_gpus varies
   Config x = c;
-  for (int64_t gpus : log_steps(unit, hi, unit, points)) {
+  // Only counts min_gpus_to_fit could answer (whole nodes beyond one), so that a sweep never
+  // shows as fitting a count the rule does not allow (22 GPUs where the answer is 24).
+  int64_t last = 0;
+  for (int64_t step : log_steps(unit, hi, unit, points)) {
+    const int64_t gpus = valid_gpu_count_from(c, std::max(step, last + 1));
+    last = gpus;
     x.num_gpus = gpus;
     const Breakdown b = model::estimate_with(x, parts);
     out.push_back({gpus, b.per_gpu_total / kGiB, b.stage.states.total() / kGiB, b.stage.activations.total() / kGiB,
@@ -51,7 +56,15 @@ std::vector<SeqPoint> sweep_seq(const Config& c, int points) {
   out.reserve(static_cast<size_t>(points));
   const model::SharedParts parts = model::shared_parts(c, false);  // activations change with seq
   Config x = c;
-  for (int64_t seq : log_steps(lo, hi, step, points)) {
+  // The job's own length is one of the points: the nearest log step gives way to it.
+  std::vector<int64_t> lengths = log_steps(lo, hi, step, points);
+  const auto nearest = std::min_element(lengths.begin(), lengths.end(), [&c](int64_t a, int64_t b) {
+    return std::llabs(a - c.seq_length) < std::llabs(b - c.seq_length);
+  });
+  const bool room = (nearest == lengths.begin() || *(nearest - 1) < c.seq_length) &&
+                    (nearest + 1 == lengths.end() || *(nearest + 1) > c.seq_length);
+  if (room) *nearest = c.seq_length;
+  for (int64_t seq : lengths) {
     x.seq_length = seq;
     const Breakdown b = model::estimate_with(x, parts);
     out.push_back({seq, b.per_gpu_total / kGiB, b.stage.activations.total() / kGiB, b.fits, b.likely_low / kGiB,
