@@ -66,7 +66,11 @@ std::vector<ConfProblem> conf_problems(std::string text, Result<admission::Polic
 // warnings on stdout, the notes on stderr unless quiet.
 size_t report_assembly(const std::string& path, const std::string& slurm_conf, const admission::AssembledPolicy& a,
                        bool quiet, size_t* warnings) {
-  for (const Error& problem : a.problems) std::cout << path << ": " << problem.message << " (" << slurm_conf << ")\n";
+  // FILE:LINE: where the problem's line in trainfit.conf is known, as the parser's own problems.
+  auto at = [&path](const Error& e) {
+    return e.line > 0 ? path + ":" + std::to_string(e.line) + ": " + e.reason : path + ": " + e.message;
+  };
+  for (const Error& problem : a.problems) std::cout << at(problem) << " (" << slurm_conf << ")\n";
   for (const Error& warning : a.warnings) {
     std::cout << path << ": warning: " << warning.message << " (" << slurm_conf << ")\n";
   }

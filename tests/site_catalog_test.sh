@@ -205,6 +205,11 @@ out=$("$T" check-config --slurm-conf "$W/slurm.conf" "$W/trainfit.conf" 2>/dev/n
 check "check-config: with AccountingStorageEnforce=limits (it implies associations): exit 0" "$?" 0
 check "... and no warning: one summary line" "$(wc -l <<<"$out")" 1
 contains "... saying ok" "$out" "$W/trainfit.conf: ok: 2 partition overrides"
+# A partition named in another case than slurm.conf's: the problem names its line (line 3 here).
+printf 'action = reject\npartition.strict.require_annotation = true\npartition.Gpu.action = warn\n' >"$W/trainfit.conf"
+out=$("$T" check-config --slurm-conf "$W/slurm.conf" "$W/trainfit.conf" 2>/dev/null)
+check "check-config: partition.Gpu where slurm.conf has gpu is a problem (exit 2)" "$?" 2
+contains "... on its line, FILE:3:" "$out" "$W/trainfit.conf:3: partition.Gpu: slurm.conf has no partition 'Gpu'; Slurm matches partition names case-sensitively: did you mean 'gpu'?"
 
 # check-config counts the audited jobs whose likely range held the usable HBM, and what this file
 # does to them. Four records, counted by hand: (1) a range wholly below the capacity, (2) one

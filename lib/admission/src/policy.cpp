@@ -214,6 +214,7 @@ Result<Policy> parse_policy(const std::string& text) {
     if (site != site_keys().end()) {
       Result<bool> set = site->second(policy, value);
       if (!set) return conf_error(number, set.error().message, key);
+      policy.lines[key] = number;
       continue;
     }
     if (key.rfind(kAliasPrefix, 0) == 0) {
@@ -253,6 +254,7 @@ Result<Policy> parse_policy(const std::string& text) {
   }
   for (const auto& [line, partition, key, value] : overrides) {
     auto it = policy.partitions.emplace(partition, policy.defaults).first;
+    policy.lines.emplace(std::string(kPartitionPrefix) + partition, line);
     bool known = false;
     for (const auto& [name, set] : partition_keys()) {
       if (name != key) continue;
@@ -275,11 +277,15 @@ std::vector<Error> unknown_partitions(const Policy& policy, const std::vector<Sl
       if (p.name == name) return;
       if (lower(p.name) == lower(name)) same_but_case = p.name;
     }
-    out.push_back(make_error(ErrorCode::kUnknownName, key,
-                             key + ": slurm.conf has no partition '" + name + "'" +
-                                 (same_but_case.empty() ? std::string("; these keys apply to no job")
-                                                        : "; Slurm matches partition names case-sensitively: did you mean '" +
-                                                              same_but_case + "'?")));
+    const std::string message = key + ": slurm.conf has no partition '" + name + "'" +
+                                (same_but_case.empty() ? std::string("; these keys apply to no job")
+                                                       : "; Slurm matches partition names case-sensitively: did you mean '" +
+                                                             same_but_case + "'?");
+    const auto line = policy.lines.find(key);  // where trainfit.conf says it, when parsed from text
+    out.push_back(line == policy.lines.end()
+                      ? make_error(ErrorCode::kUnknownName, key, message)
+                      : located_error(ErrorCode::kUnknownName, key, "trainfit.conf line " + std::to_string(line->second),
+                                      line->second, message));
   };
   for (const auto& [name, rules] : policy.partitions) check(name, "partition." + name);
   if (!policy.default_partition.empty()) check(policy.default_partition, "default_partition");

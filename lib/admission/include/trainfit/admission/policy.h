@@ -57,6 +57,9 @@ struct Policy {
   // The partition slurmctld's default is (job_submit sees no partition for it), so that
   // partition.NAME keys apply to its jobs too; "" = the top-level keys.
   std::string default_partition;
+  // The trainfit.conf line that set each site key and first named each partition.NAME, for
+  // problems found after parsing (unknown_partitions): "partition.gpu" -> 12.
+  std::map<std::string, int> lines;
   std::string audit_log = "/var/log/slurm/trainfit-audit.jsonl";
   bool fail_open = true;  // on_error = open | closed
   // Who may change a job's GPUs, tasks, nodes or partition without restating its annotation
