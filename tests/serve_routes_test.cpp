@@ -95,6 +95,15 @@ TEST_F(RoutesTest, OtherContentTypeIs415) {
   EXPECT_NE(error_of(reply).at("message").get<std::string>().find("text/plain"), std::string::npos);
 }
 
+// curl -d '{...}' sends its default type, application/x-www-form-urlencoded: the JSON body is
+// answered; a form's key=value text is a 400 naming the body as malformed.
+TEST_F(RoutesTest, CurlsDefaultTypeWithAJsonBodyIsAnswered) {
+  EXPECT_EQ(call("POST", "/edge/training", seed_body(), "application/x-www-form-urlencoded").status, 200);
+  const HttpReply form = call("POST", "/edge/training", "model=llama3-8b&num_gpus=8", "application/x-www-form-urlencoded");
+  EXPECT_EQ(form.status, 400);
+  EXPECT_EQ(error_of(form).at("code"), "malformed");
+}
+
 TEST_F(RoutesTest, UnknownPathIs404NamingIt) {
   const HttpReply reply = call("GET", "/no/such/path");
   EXPECT_EQ(reply.status, 404);

@@ -143,7 +143,7 @@ print(s.recv(64).split(b"\r\n")[0].decode())
 PY
 [[ $(cat "$tmp/unframed") == "HTTP/1.1 400 Bad Request" ]] && ok || fail "unframed POST: $(cat "$tmp/unframed")"
 req text_plain 415 -X POST -H 'Content-Type: text/plain' --data-binary "@$tmp/seed.json" "$base/edge/training"
-req form 415 -X POST --data-binary "@$tmp/seed.json" "$base/edge/training"   # curl -d's default type
+req form 200 -X POST --data-binary "@$tmp/seed.json" "$base/edge/training"   # curl -d's default type, a JSON body
 req json_charset 200 -X POST -H 'Content-Type: application/json; charset=utf-8' --data-binary "@$tmp/seed.json" "$base/edge/training"
 req no_type 200 -X POST -H 'Content-Type:' --data-binary "@$tmp/seed.json" "$base/edge/training"
 

@@ -77,12 +77,16 @@ HttpReply not_allowed(const HttpRequest& req, const char* allow, const char* acc
   return r;
 }
 
+// JSON's types, and curl -d's default (application/x-www-form-urlencoded), which `curl -d '{...}'`
+// sends with a JSON body: the body is read as JSON all the same (a form's key=value text is then
+// a 400 naming what is wrong). The answers change nothing on the server, so a form posted from
+// another site gains nothing.
 bool is_json_media_type(std::string_view header) {
   std::string type(header.substr(0, header.find(';')));
   type.erase(std::remove_if(type.begin(), type.end(), [](unsigned char c) { return std::isspace(c); }), type.end());
   std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const std::string suffix = "+json";
-  return type == "application/json" ||
+  return type == "application/json" || type == "application/x-www-form-urlencoded" ||
          (type.rfind("application/", 0) == 0 && type.size() > suffix.size() &&
           type.compare(type.size() - suffix.size(), suffix.size(), suffix) == 0);
 }
@@ -90,7 +94,7 @@ bool is_json_media_type(std::string_view header) {
 HttpReply not_json(const HttpRequest& req) {
   return make_reply(415, http_error_json("unsupported_media_type", "Content-Type",
                                          "Content-Type='" + std::string(req.content_type) +
-                                             "' is not accepted; accepted: application/json"));
+                                             "' is not accepted; accepted: application/json (or curl -d's application/x-www-form-urlencoded with a JSON body)"));
 }
 
 Routes::Routes(std::string node_name, std::size_t max_body, int timeout_s, const Metrics& metrics)
