@@ -186,6 +186,9 @@ int finish(const char* event, job_desc_msg_t* d, uint32_t uid, Job&& job, Decisi
     if (g_fail_audit) throw std::bad_alloc();
     // The path is shared with the policy that holds it (no copy per record).
     std::shared_ptr<const std::string> path(loaded, &loaded->policy.audit_log);
+    // A job without -p runs in slurmctld's default partition: the record names it where
+    // trainfit.conf says which (default_partition), as reports group by it.
+    if (job.partition.empty()) job.partition = loaded->policy.default_partition;
     audit(event, d, uid, std::move(job), std::move(decision), std::string(id), std::move(path));
   } catch (...) {  // logged without allocating (the id is ours: hex and digits)
     slurm_error("job_submit/trainfit: decision %s not audited (out of memory building its record); its verdict stands",

@@ -220,6 +220,7 @@ refuse_when = likely
 resize_to = point
 gpus_per_node = 8
 audit_log = $dir/audit.jsonl
+default_partition = all
 CONF
 cluster_start "$dir" "$build/plugin" trainfit || { cat "$dir/log/slurmctld.log"; exit 1; }
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$dir/empty-plugstack.conf|" "$dir/slurm.conf" > "$dir/slurm-nospank.conf"
@@ -231,6 +232,10 @@ all_nodes=$(scontrol show partition all | grep -o '\bNodes=[^ ]*' | cut -d= -f2)
 want="on 8 x A100-40GB"
 each "Include: -p all --gpus=8 ($tight_job) judged on the included A100 40GB nodes, refused" refused_with "$tight_job" -p all --gpus=8
 each "Include: no -p (all is the default there) --gpus=8 ($tight_job): refused as A100 40GB" refused_with "$tight_job" --gpus=8
+# The record of a job without -p names the default partition trainfit.conf says (default_partition).
+last=$(tail -1 "$dir/audit.jsonl")
+[[ $last == *'"partition":"all"'* ]] && ok "the audit record of a job without -p names partition all (default_partition)" \
+  || fail "audit partition of a job without -p" "$last"
 each "Include: -p all --constraint=h100 --gpus=8 ($tight_job): judged as H100, accepted" accepted "$tight_job" -p all --constraint=h100 --gpus=8
 # An edit of an included file alone reloads the policy (the watcher stamps every file it read).
 reloads() { grep -c "reloaded; policy in force" "$dir/log/slurmctld.log"; }
